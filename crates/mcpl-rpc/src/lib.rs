@@ -1,0 +1,1 @@
+//! Async JSON-RPC peer and transports for MCPL (being built: see issue "Foundation").
