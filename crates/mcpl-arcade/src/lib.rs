@@ -1,5 +1,57 @@
-//! The arcade: the example MCPL games server.
+//! The arcade: the example MCPL games server, built on `mcpl-server`.
 //!
-//! What will live here (issue "Arcade"): Go as an instanced toolset with a bot, games between
-//! principals, a toolset without instances and an undeclared group, all on `mcpl-server`.
-//! Nothing is built yet.
+//! It serves Go as an RFC-014 toolset with instances: each game is an instance of `go`
+//! opened with `{size, opponent?, komi?}`, whose `play` tool carries that game's legal moves
+//! as an enum in a per-instance definition (§5.5). After your move `play` and `pass` turn
+//! invisible; the bot's (or the other agent's) move arrives as a push that shows them again
+//! (§6.2). The static tool `challenge` invites another agent, who gets a push with a
+//! suggestion to open its side (§7). The default-open `lobby` toolset and the undeclared
+//! `tutor` group (§5.4) give every RFC path a real user. Games that end without a close
+//! (the bot resigns, the opponent leaves, an idle timeout) end their instances with `ended`
+//! records (§5.3).
+//!
+//! The Go engine ([`go`]) and the handlers ([`Arcade`]) are sans-IO: time comes in as `now`,
+//! and changes leave as records in the SDK's `Context` or as `Update`s. Only [`serve`] uses
+//! tokio.
+//!
+//! # Running it
+//!
+//! [`serve_stdio`] builds the arcade with default settings and serves stdin/stdout for the
+//! principal `local` (`mcpl arcade`). For anything else, [`start`] returns an
+//! [`ArcadeServer`] (call it inside a tokio runtime); its `runtime()` is the SDK's
+//! `Runtime`, with `serve` for any transport and `serve_ws` for WebSocket with a
+//! bearer-token identity (`mcpl arcade --listen ADDR`).
+//!
+//! # Layout
+//!
+//! - [`go`]: a self-contained Go engine (board, rules with positional superko, area scoring,
+//!   text board) and an MCTS bot. It knows nothing of MCPL.
+//! - `options`: [`GoOptions`], the `go` toolset's options and their schema.
+//! - `table`: [`Table`], one game with its seats, turn and bot: the game-level API.
+//! - `arcade`: [`Arcade`], every table and challenge and what each open, close and tool does.
+//! - `challenge`: games between two agents: challenges, suggestions and accepting.
+//! - `initiative`: what the server does on its own: the bot's moves and idle timeouts.
+//! - `lobby`: the lobby's and tutor's texts and [`Record`].
+//! - `catalog`: [`declarations`], the tools and toolsets the arcade declares.
+//! - [`serve`]: the tokio side: [`ArcadeApp`] for the SDK driver, the worker for bot moves
+//!   and idle timeouts, and [`serve_stdio`] for `mcpl arcade`.
+//! - `error`: [`ArcadeError`].
+
+mod arcade;
+mod catalog;
+mod challenge;
+mod error;
+pub mod go;
+mod initiative;
+mod lobby;
+mod options;
+pub mod serve;
+mod table;
+
+pub use arcade::{Arcade, ArcadeConfig, BotTurn};
+pub use catalog::{GO, LOBBY, TUTOR, declarations};
+pub use error::ArcadeError;
+pub use lobby::Record;
+pub use options::{GoOptions, Opponent, schema as options_schema};
+pub use serve::{ArcadeApp, ArcadeServer, serve_stdio, start};
+pub use table::{Seat, Table};

@@ -6,6 +6,8 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod cmd;
+
 /// MCPL RFC-014 (tool presence, toolsets and surfaces) in Rust.
 #[derive(Debug, Parser)]
 #[command(name = "mcpl", version, about, long_about = None)]
@@ -81,11 +83,23 @@ impl Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    not_built_yet(cli.command.name())
-}
-
-/// Report a subcommand whose part is not built yet, with exit status 2.
-fn not_built_yet(name: &str) -> ExitCode {
-    eprintln!("mcpl {name}: not built yet");
-    ExitCode::from(2)
+    let name = cli.command.name();
+    let outcome = match cli.command {
+        Command::Surface { servers } => cmd::surface::run(servers),
+        Command::Arcade { listen } => cmd::arcade::run(listen),
+        Command::Demo => cmd::demo::run(),
+        Command::Conformance { target } => match target {
+            ConformanceTarget::Server { command } => cmd::conformance::run_server(command),
+            ConformanceTarget::Host { command } => cmd::conformance::run_host(command),
+        },
+        Command::Bench { quick } => cmd::bench::run(quick),
+        Command::Inspect { spec } => cmd::inspect::run(spec),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("mcpl {name}: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,5 +1,64 @@
-//! The RFC-014 conformance suite.
+//! The RFC-014 conformance suite: the 38 vectors of §13 and the host requirements that show
+//! on the wire, as named checks against any server or host, in any language.
 //!
-//! What will live here (issue "Executable conformance suite"): the 38 vectors of RFC-014 §13
-//! and the wire-observable host requirements as named checks against any server or host.
-//! Nothing is built yet.
+//! - [`run_server_suite`] plays a scripted host against a server under test (a command line,
+//!   a `ws://` URL, or a [`Connector`]), with and without `toolHints`, with and without a
+//!   `pushEvents` grant, and with two connections of one principal where the target allows.
+//!   The server exposes the small [`fixture`] contract so the suite can drive every vector.
+//! - [`run_host_suite`] plays a scripted server (on WebSocket) and the agent (over the host's
+//!   stdio, through the four meta-tools) against a host under test, and watches what the
+//!   host sends: its recovery reads, the opens it never sends, the calls it refuses.
+//!
+//! Both return a [`Report`]: one [`CheckResult`] per rule, passed, failed with the messages
+//! exchanged, or skipped with a reason (never a silent pass). [`render`] turns it into a
+//! table, JSON or JUnit XML. The crate uses `mcpl-protocol` for names and `mcpl-rpc` for the
+//! wire; it knows no server or host internals.
+//!
+//! # For the `mcpl conformance` command
+//!
+//! ```text
+//! mcpl conformance server [--url URL [--token T]] [--json] [--junit FILE] [--only ID]... [-- CMD...]
+//! mcpl conformance host [--json] [--junit FILE] [--only ID]... -- CMD...
+//! ```
+//!
+//! Parse the flags into [`cli::Args`] and call [`cli::server`] or [`cli::host`]: each runs the
+//! suite, prints [`render::table`] (or [`render::json`] with `--json`), writes
+//! [`render::junit`] to the `--junit` file, and returns the exit status (non-zero when
+//! [`Report::failed`]). An [`Error`] means the suite could not start (exit 2).
+//!
+//! # Layout
+//!
+//! - [`catalog`]: the rules: [`VECTORS`] and [`HOST_RULES`].
+//! - [`cli`]: what the `mcpl conformance` subcommand calls.
+//! - [`fixture`]: the names a server under test exposes.
+//! - [`reference`]: the reference fixture, a correct server meeting the contract, with faults
+//!   that break it one rule at a time.
+//! - [`target`]: [`ServerTarget`], [`HostTarget`], [`Options`], the connector traits.
+//! - [`report`]: [`Report`], [`CheckResult`], [`Outcome`].
+//! - [`transcript`]: the messages a check exchanged.
+//! - [`render`]: table, JSON and JUnit renderers.
+//! - `server`: the server suite (the scripted host and its checks).
+//! - `host`: the host suite (the scripted server and agent, and their checks).
+//! - [`error`]: [`Error`], for a suite that cannot start.
+
+pub mod catalog;
+pub mod cli;
+pub mod error;
+pub mod fixture;
+mod host;
+pub mod reference;
+pub mod render;
+pub mod report;
+mod server;
+pub mod target;
+pub mod transcript;
+mod verdict;
+mod wire;
+
+pub use catalog::{HOST_RULES, Rule, Side, VECTORS};
+pub use error::Error;
+pub use host::run_host_suite;
+pub use report::{CheckResult, Outcome, Report};
+pub use server::run_server_suite;
+pub use target::{BoxFuture, Connector, HostLauncher, HostTarget, Options, ServerTarget};
+pub use transcript::{Direction, Entry, Transcript};

@@ -7,11 +7,19 @@
 //! # Layout
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope, request ids and the error-code table.
+//! - [`frame`]: decoding one frame under size and depth limits, and the error reply for a bad one.
 //! - [`method`]: typed request and notification methods.
 //! - [`methods`]: every wire method name as a constant.
 //! - [`mcp`]: the MCP subset (`initialize`, `tools/list`, `tools/call`, ...).
+//! - [`mcpl`]: the MCPL base: `experimental.mcpl` capabilities, grants, `featureSets/update`,
+//!   `push/event`, event tags, the manifest and its §17.2 digest.
+//! - [`rfc014`]: RFC-014 toolsets: the name grammar, hint keys, declarations, `toolsets/*`
+//!   params and results, hint changes and ended records.
 
+pub mod frame;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod mcpl;
 pub mod method;
 pub mod methods;
+pub mod rfc014;

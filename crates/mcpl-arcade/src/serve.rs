@@ -1,0 +1,177 @@
+//! The arcade on the SDK's tokio driver: the [`App`] that runs the handlers, and the worker
+//! that makes the bot's moves and ends idle games.
+//!
+//! Ordering (§6.1): a player's `play` result hides `play` and `pass`, and the bot's reply
+//! shows them again on a push. The bot's update must therefore be committed after the call's.
+//! The worker waits until the principal's state shows `play` hidden in that instance (the
+//! call's outcome is committed) before it applies the bot's move.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use mcpl_protocol::mcp::CallToolResult;
+use mcpl_server::driver::{App, Handle, Runtime};
+use mcpl_server::{CloseReply, Context, OpenReply, Principal, Server, ServerConfig, WallClock};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::arcade::{Arcade, ArcadeConfig, BotTurn};
+use crate::catalog::{self, GO};
+use crate::error::ArcadeError;
+
+fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// The arcade as an SDK app: handlers run on the [`Arcade`], bot moves go to the worker.
+#[derive(Debug)]
+pub struct ArcadeApp {
+    arcade: Arc<Arcade>,
+    bot_turns: mpsc::UnboundedSender<BotTurn>,
+}
+
+impl ArcadeApp {
+    /// The games behind the app.
+    pub fn arcade(&self) -> &Arc<Arcade> {
+        &self.arcade
+    }
+}
+
+impl App for ArcadeApp {
+    async fn call_tool(
+        &self,
+        ctx: &mut Context,
+        tool: &str,
+        args: Map<String, Value>,
+    ) -> CallToolResult {
+        let (result, turn) = self.arcade.call(ctx, tool, &args, now());
+        if let Some(turn) = turn {
+            // The worker only stops with the runtime, so the send cannot fail while we run.
+            let _ = self.bot_turns.send(turn);
+        }
+        result
+    }
+
+    async fn open(&self, ctx: &mut Context) -> OpenReply {
+        self.arcade.open(ctx, now())
+    }
+
+    async fn close(&self, ctx: &mut Context, disconnect: bool) -> CloseReply {
+        self.arcade.close(ctx, disconnect)
+    }
+}
+
+/// A running arcade: the SDK runtime (serve connections with it: `serve`, `serve_stdio`,
+/// `serve_ws`) and the worker task, which stops when this is dropped.
+pub struct ArcadeServer {
+    runtime: Runtime<ArcadeApp>,
+    worker: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for ArcadeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArcadeServer").finish_non_exhaustive()
+    }
+}
+
+impl Drop for ArcadeServer {
+    fn drop(&mut self) {
+        self.worker.abort();
+    }
+}
+
+/// Builds the arcade and starts its worker; call inside a tokio runtime. Serve connections
+/// with [`ArcadeServer::runtime`] (`serve`, `serve_stdio`) or [`ArcadeServer::serve_stdio`].
+pub fn start(config: ArcadeConfig) -> Result<ArcadeServer, ArcadeError> {
+    let catalog = catalog::declarations().build()?;
+    let clock = WallClock::new(now(), SystemTime::now());
+    let server = Server::new(catalog, ServerConfig::new(clock));
+    let (tx, rx) = mpsc::unbounded_channel();
+    let app = ArcadeApp {
+        arcade: Arc::new(Arcade::new(config)),
+        bot_turns: tx,
+    };
+    let handle = Handle::new(server);
+    let worker = tokio::spawn(work(handle.clone(), app.arcade.clone(), rx));
+    let runtime = Runtime::new(handle, app);
+    Ok(ArcadeServer { runtime, worker })
+}
+
+impl ArcadeServer {
+    /// The SDK runtime: `serve` a transport per connection, `apply` updates.
+    pub fn runtime(&self) -> &Runtime<ArcadeApp> {
+        &self.runtime
+    }
+
+    /// The games.
+    pub fn arcade(&self) -> &Arc<Arcade> {
+        self.runtime.app().arcade()
+    }
+
+    /// Serves stdin and stdout for one local principal (`mcpl arcade` without `--listen`).
+    pub async fn serve_stdio(&self, principal: Principal) -> Result<(), ArcadeError> {
+        Ok(self.runtime.serve_stdio(principal).await?)
+    }
+}
+
+/// Builds the arcade with default settings and serves stdio for the principal `local`: what
+/// `mcpl arcade` runs by default.
+pub async fn serve_stdio() -> Result<(), ArcadeError> {
+    let server = start(ArcadeConfig::default())?;
+    server.serve_stdio(Principal::authenticated("local")).await
+}
+
+/// The worker: bot moves as they are owed, idle games as they time out.
+async fn work(handle: Handle, arcade: Arc<Arcade>, mut turns: mpsc::UnboundedReceiver<BotTurn>) {
+    let mut idle_check = tokio::time::interval(Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            turn = turns.recv() => match turn {
+                Some(turn) => {
+                    tokio::spawn(bot_move(handle.clone(), arcade.clone(), turn));
+                }
+                None => return,
+            },
+            _ = idle_check.tick() => {
+                for (principal, update) in arcade.expire_idle(now()) {
+                    if let Err(e) = handle.apply(&principal, update) {
+                        tracing::warn!(error = %e, "idle end rejected");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether the call that owes `turn` has been committed: `play` is hidden in the instance, or
+/// the instance is gone.
+fn committed(handle: &Handle, turn: &BotTurn) -> bool {
+    let state = handle.server().state(&turn.principal);
+    let open = state.open.iter().find(|(key, _)| {
+        key.toolset.as_str() == GO
+            && key.instance.as_ref().map(|i| i.as_str()) == Some(turn.instance.as_str())
+    });
+    match open {
+        None => true,
+        Some((_, open)) => open.tools.get("play").and_then(|t| t.visible) == Some(false),
+    }
+}
+
+async fn bot_move(handle: Handle, arcade: Arc<Arcade>, turn: BotTurn) {
+    // The call's outcome reaches the session right after the handler returns; wait for it,
+    // but never forever.
+    for _ in 0..1000 {
+        if committed(&handle, &turn) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let job = turn.clone();
+    let reply = tokio::task::spawn_blocking(move || arcade.bot_turn(&job, now())).await;
+    if let Ok(Some((principal, update))) = reply {
+        if let Err(e) = handle.apply(&principal, update) {
+            tracing::warn!(error = %e, "bot move rejected");
+        }
+    }
+}

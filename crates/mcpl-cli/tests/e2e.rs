@@ -1,0 +1,62 @@
+//! End-to-end: `mcpl surface` driven by independent MCP clients over stdio, the official
+//! Python SDK and the official npm SDK (tests/e2e). Each opens a Go game, plays moves through
+//! `toolsets_act` from the legal-move enum, reads a push, closes, and checks that
+//! `tools/list` returned the same list every time (RFC-014 §8.6).
+//!
+//! `scripts/test` installs the clients (a venv at `.venv`, `node_modules` under `tests/e2e`).
+//! A test skips, saying why, only when its client is not installed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs one client script with a time limit; returns its stdout after checking it said OK.
+fn run_client(program: &Path, script: &str) -> String {
+    let out = Command::new("timeout")
+        .arg("180")
+        .arg(program)
+        .arg(root().join("tests/e2e").join(script))
+        .arg(env!("CARGO_BIN_EXE_mcpl"))
+        .current_dir(root().join("tests/e2e"))
+        .output()
+        .expect("the client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "OK"),
+        "{script} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    stdout
+}
+
+#[test]
+fn s8_6_python_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_list() {
+    let python = root().join(".venv/bin/python");
+    let sdk_ok = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import mcp"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !sdk_ok {
+        println!("skipped: the Python MCP SDK is not installed in .venv (run scripts/test)");
+        return;
+    }
+    let out = run_client(&python, "python_client.py");
+    assert!(out.contains("The bot played"), "{out}");
+}
+
+#[test]
+fn s8_6_npm_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_list() {
+    let sdk = root().join("tests/e2e/node_modules/@modelcontextprotocol/sdk/package.json");
+    let node = Command::new("node").arg("--version").output();
+    if !sdk.exists() || node.is_err() {
+        println!("skipped: node or the npm MCP SDK is not installed in tests/e2e (run scripts/test)");
+        return;
+    }
+    let out = run_client(Path::new("node"), "node_client.mjs");
+    assert!(out.contains("The bot played"), "{out}");
+}

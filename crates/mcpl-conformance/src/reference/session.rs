@@ -1,0 +1,675 @@
+//! One connection of the reference fixture: its rev counter, its host's advertisement and
+//! grant, and the answer to every request.
+
+use super::{Faults, Internal, World, invalid, open_entries_for, text, tool_error};
+use crate::fixture::*;
+use mcpl_protocol::jsonrpc::{ErrorObject, RequestId};
+use mcpl_protocol::methods;
+use mcpl_protocol::rfc014::check_name;
+use mcpl_rpc::{Peer, RequestOptions, Responder};
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// One connection's state.
+pub(super) struct Session {
+    pub(super) peer: Peer,
+    pub(super) world: Arc<Mutex<World>>,
+    pub(super) faults: Faults,
+    pub(super) me: u64,
+    pub(super) tx: mpsc::UnboundedSender<Internal>,
+    pub(super) rev: u64,
+    pub(super) allocated: u64,
+    pub(super) hinted: bool,
+    pub(super) push: bool,
+    pub(super) revealed: bool,
+    pub(super) current: Option<String>,
+    pub(super) cancelled: HashSet<RequestId>,
+    pub(super) events: u64,
+}
+
+impl Session {
+    fn next_rev(&mut self) -> u64 {
+        self.allocated += 1;
+        if self.faults.reuse_rev && self.allocated == 3 {
+            return self.rev;
+        }
+        if self.faults.skip_rev && self.rev == 2 {
+            self.rev += 1;
+        }
+        self.rev += 1;
+        self.rev
+    }
+
+    fn may_hint(&self) -> bool {
+        self.hinted || self.faults.hints_to_plain_hosts
+    }
+
+    /// Wraps a hint body in the next rev, or `None` for a hint-less host.
+    fn stamp(&mut self, mut body: Value) -> Option<Value> {
+        if !self.may_hint() {
+            return None;
+        }
+        body["rev"] = json!(self.next_rev());
+        Some(body)
+    }
+
+    /// Sends something else's consequences: a push when granted, else tools/hints.
+    fn send_foreign(&mut self, body: Value, why: &str) {
+        let Some(hints) = self.stamp(body) else {
+            return;
+        };
+        if (self.push || self.faults.push_without_grant) && !self.faults.never_push {
+            self.events += 1;
+            let params = json!({"featureSet": "cf", "eventId": format!("c{}-{}", self.me, self.events),
+                "timestamp": "2026-01-01T00:00:00Z", "payload": {"content": text(why)}, "hints": hints});
+            if let Ok(pending) = self.peer.start_request(
+                methods::PUSH_EVENT,
+                Some(params),
+                RequestOptions::default(),
+            ) {
+                let restate = self
+                    .faults
+                    .restate_refused
+                    .then(|| (self.tx.clone(), hints.clone()));
+                tokio::spawn(async move {
+                    let answer = pending.wait().await;
+                    let refused =
+                        !matches!(&answer, Ok(a) if a.value.get("accepted") == Some(&json!(true)));
+                    if let (true, Some((tx, mut hints))) = (refused, restate) {
+                        if let Some(h) = hints.as_object_mut() {
+                            h.remove("rev");
+                        }
+                        let _ = tx.send(Internal::Restate(hints));
+                    }
+                });
+            }
+        } else {
+            let _ = self.peer.notify_value(methods::TOOLS_HINTS, Some(hints));
+        }
+    }
+
+    fn fan_out(&self, body: Value) {
+        if self.faults.no_fan_out {
+            return;
+        }
+        let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+        for (id, tx) in &w.conns {
+            if *id != self.me {
+                let _ = tx.send(Internal::Foreign(body.clone()));
+            }
+        }
+    }
+
+    pub(super) fn internal(&mut self, work: Internal) {
+        match work {
+            Internal::Foreign(body) => self.send_foreign(body, "changed on another connection"),
+            Internal::Restate(body) => {
+                if let Some(h) = self.stamp(body) {
+                    let _ = self.peer.notify_value(methods::TOOLS_HINTS, Some(h));
+                }
+            }
+            Internal::Later { visible } => {
+                self.revealed = visible;
+                self.send_foreign(
+                    json!({"tools": [{"name": REVEALED, "visible": visible}]}),
+                    "the world moved",
+                );
+            }
+            Internal::Reveal {
+                id,
+                responder,
+                visible,
+            } => {
+                self.revealed = visible;
+                let body = json!({"tools": [{"name": REVEALED, "visible": visible}]});
+                if self.cancelled.contains(&id) {
+                    drop(responder.disarm());
+                    if !self.faults.drop_cancelled
+                        && let Some(h) = self.stamp(body)
+                    {
+                        let _ = self.peer.notify_value(methods::TOOLS_HINTS, Some(h));
+                    }
+                } else {
+                    let result = self.with_hints(json!({"content": text("revealed")}), body);
+                    let _ = responder.respond(result);
+                }
+            }
+        }
+    }
+
+    fn with_hints(&mut self, mut result: Value, body: Value) -> Value {
+        if let Some(h) = self.stamp(body.clone()) {
+            result["_meta"] = json!({"mcpl/hints": h});
+            if self.faults.push_own_consequences {
+                self.send_foreign(body, "pushed as well");
+            }
+        }
+        result
+    }
+
+    fn manifest(&self) -> Value {
+        let mut m = json!({"version": "0.5", "pushEvents": true,
+            "featureSets": {"cf": {"description": "conformance fixture", "uses": ["pushEvents"]}}});
+        if self.hinted {
+            let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+            let mut toolsets = Map::new();
+            toolsets.insert(INSTANCED.into(), json!({"title": "Game", "default": "closed", "instances": true,
+                "options": {"type": "object", "additionalProperties": false,
+                            "properties": {"level": {"type": "integer", "minimum": 1, "maximum": 3}}}}));
+            if w.flat_declared {
+                toolsets.insert(FLAT.into(), json!({"title": "Flat", "default": "closed"}));
+            }
+            toolsets.insert(
+                DEFAULT_OPEN.into(),
+                json!({"title": "Open", "default": "open"}),
+            );
+            m["toolHints"] = json!(true);
+            m["toolsets"] = Value::Object(toolsets);
+        }
+        m
+    }
+
+    pub(super) fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        id: RequestId,
+        responder: Responder,
+    ) {
+        let outcome = match method {
+            methods::INITIALIZE => {
+                let mcpl = params.pointer("/capabilities/experimental/mcpl");
+                self.hinted = mcpl
+                    .and_then(|m| m.get("toolHints"))
+                    .and_then(Value::as_bool)
+                    == Some(true);
+                Ok(
+                    json!({"protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2025-06-18")),
+                    "capabilities": {"tools": {"listChanged": true}, "experimental": {"mcpl": self.manifest()}},
+                    "serverInfo": {"name": "cf-fixture", "version": "0"}}),
+                )
+            }
+            methods::FEATURE_SETS_UPDATE => {
+                self.push = params
+                    .get("effectiveCapabilities")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| c.iter().any(|x| x == "pushEvents"));
+                Ok(json!({"accepted": true}))
+            }
+            methods::MANIFEST => Ok(self.manifest()),
+            methods::TOOLS_LIST => Ok(self.tools_list()),
+            methods::TOOLSETS_LIST if self.hinted => Ok(self.toolsets_list()),
+            methods::TOOLSETS_OPEN if self.hinted => self.open(&params),
+            methods::TOOLSETS_CLOSE if self.hinted => self.close(&params),
+            methods::TOOLS_CALL => match self.call(&params, id, responder) {
+                Some((r, responder)) => {
+                    let _ = responder.respond(r);
+                    return;
+                }
+                None => return,
+            },
+            _ => {
+                let _ = responder.method_not_found();
+                return;
+            }
+        };
+        let _ = match outcome {
+            Ok(v) => responder.respond(v),
+            Err(e) => responder.error(e),
+        };
+    }
+
+    fn tools_list(&self) -> Value {
+        let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+        let any_instance = !w.instances.is_empty();
+        let mut tools = vec![
+            (
+                ECHO,
+                json!({"mcpl/toolset": INSTANCED, "mcpl/visible": any_instance}),
+            ),
+            (
+                FINISH,
+                json!({"mcpl/toolset": INSTANCED, "mcpl/visible": any_instance}),
+            ),
+            (
+                FLAT_TOOL,
+                json!({"mcpl/toolset": FLAT, "mcpl/visible": w.flat_open}),
+            ),
+            (
+                OPENED_TOOL,
+                json!({"mcpl/toolset": DEFAULT_OPEN, "mcpl/visible": w.default_open}),
+            ),
+            (GROUPED, json!({"mcpl/toolset": GROUP})),
+            (
+                REVEALED,
+                json!({"mcpl/presence": "dynamic", "mcpl/visible": self.revealed}),
+            ),
+            (REVEAL, json!({})),
+            (LATER, json!({})),
+            (MOVE, json!({})),
+            (UNDECLARE, json!({})),
+            (
+                MOVER,
+                json!({"mcpl/presence": if w.mover_dynamic && !self.faults.move_not_listed { "dynamic" } else { "static" }}),
+            ),
+        ];
+        if self.faults.hide_invisible && !self.revealed {
+            tools.retain(|(name, _)| *name != REVEALED);
+        }
+        if !self.hinted {
+            tools.extend([
+                (COMPAT_OPEN, json!({})),
+                (COMPAT_CHOOSE, json!({})),
+                (COMPAT_CLOSE, json!({})),
+            ]);
+        }
+        let tools: Vec<Value> = tools
+            .into_iter()
+            .map(|(name, meta)| {
+                let mut t = json!({"name": name, "description": format!("Fixture tool {name}."),
+                    "inputSchema": {"type": "object"}});
+                if self.hinted && meta.as_object().is_some_and(|m| !m.is_empty()) {
+                    t["_meta"] = meta;
+                }
+                t
+            })
+            .collect();
+        let mut r = json!({"tools": tools});
+        if self.hinted {
+            r["_meta"] = json!({"mcpl/rev": self.rev});
+        }
+        r
+    }
+
+    fn toolsets_list(&mut self) -> Value {
+        let (open, ended, mut tools) = {
+            let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+            let mut open = Vec::new();
+            let mut tools = Vec::new();
+            for (i, level) in &w.instances {
+                let mut e =
+                    json!({"toolset": INSTANCED, "instance": i, "title": format!("Game {i}")});
+                if let Some(l) = level {
+                    e["options"] = json!({"level": l});
+                }
+                open.push(e);
+                tools.extend(open_entries_for(i, true, self.faults.one_definition));
+            }
+            if w.flat_open {
+                open.push(json!({"toolset": FLAT}));
+                tools.push(json!({"name": FLAT_TOOL, "visible": true}));
+            }
+            if w.default_open {
+                open.push(json!({"toolset": DEFAULT_OPEN}));
+                tools.push(json!({"name": OPENED_TOOL, "visible": true}));
+            }
+            if w.mover_dynamic {
+                tools.push(json!({"name": MOVER, "visible": true}));
+            }
+            (open, w.ended.clone(), tools)
+        };
+        if !self.faults.statement_without_loose_tools {
+            tools.push(json!({"name": GROUPED, "visible": true}));
+            if self.revealed {
+                tools.push(json!({"name": REVEALED, "visible": true}));
+            }
+        }
+        let mut r = json!({"open": open});
+        if !ended.is_empty() {
+            r["ended"] = json!(ended);
+        }
+        // "Empty": nothing the host opened (the default-open toolset does not count).
+        let empty = r["open"]
+            .as_array()
+            .is_some_and(|o| o.iter().all(|e| e["toolset"] == json!(DEFAULT_OPEN)));
+        if !(self.faults.no_hints_on_empty_list && empty) {
+            let h = self.stamp(json!({"tools": tools})).unwrap_or(json!({}));
+            r["_meta"] = json!({"mcpl/hints": h});
+        }
+        r
+    }
+
+    fn open(&mut self, p: &Value) -> Result<Value, ErrorObject> {
+        let toolset = p.get("toolset").and_then(Value::as_str).unwrap_or("");
+        let instance = p.get("instance").and_then(Value::as_str);
+        let options = p.get("options");
+        match toolset {
+            INSTANCED => {
+                let level = match options {
+                    None => None,
+                    Some(o) => {
+                        let ok = o
+                            .as_object()
+                            .is_some_and(|m| m.keys().all(|k| k == "level"));
+                        let level = o
+                            .get("level")
+                            .map(|l| l.as_i64().filter(|n| (1..=3).contains(n)));
+                        match (ok, level) {
+                            (true, None) => None,
+                            (true, Some(Some(n))) => Some(n),
+                            _ => {
+                                return Err(invalid(
+                                    "options do not fit the schema {level?: 1..3}",
+                                ));
+                            }
+                        }
+                    }
+                };
+                let name = match instance {
+                    Some(i) => {
+                        if !self.faults.accept_bad_names {
+                            check_name("instance", i).map_err(|e| invalid(e.to_string()))?;
+                        }
+                        if self.faults.rename_instance {
+                            format!("{i}x")
+                        } else {
+                            i.to_owned()
+                        }
+                    }
+                    None => {
+                        let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+                        let n = w.next_auto;
+                        w.next_auto += 1;
+                        format!("auto-{n}")
+                    }
+                };
+                let existing = self
+                    .world
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .instances
+                    .get(&name)
+                    .cloned();
+                if let Some(current) = existing.filter(|_| !self.faults.no_adoption) {
+                    let mut r = json!({"instance": name, "adopted": true});
+                    if level.is_some() && level != current {
+                        r["content"] =
+                            text("options not applied: level (the instance keeps its own)");
+                    }
+                    return Ok(r);
+                }
+                self.world
+                    .lock()
+                    .unwrap()
+                    .instances
+                    .insert(name.clone(), level);
+                let body = json!({"toolsets": [{"toolset": INSTANCED, "instance": name, "state": "open",
+                    "title": format!("Game {name}")}], "tools": open_entries_for(&name, true, self.faults.one_definition)});
+                self.fan_out(body.clone());
+                let mut r = json!({"instance": name, "title": format!("Game {name}"), "content": text("opened")});
+                if self.faults.no_instance_in_result {
+                    r.as_object_mut().map(|o| o.remove("instance"));
+                }
+                if self.faults.list_changed_on_open {
+                    let _ = self
+                        .peer
+                        .notify_value(methods::TOOLS_LIST_CHANGED, Some(json!({})));
+                }
+                Ok(self.with_hints(r, body))
+            }
+            FLAT | DEFAULT_OPEN => {
+                if instance.is_some() {
+                    return Err(invalid(format!("`{toolset}` has no instances")));
+                }
+                let tool = if toolset == FLAT {
+                    FLAT_TOOL
+                } else {
+                    OPENED_TOOL
+                };
+                {
+                    let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+                    if toolset == FLAT && !w.flat_declared {
+                        return Err(invalid(format!("unknown toolset `{toolset}`")));
+                    }
+                    let flag = if toolset == FLAT {
+                        &mut w.flat_open
+                    } else {
+                        &mut w.default_open
+                    };
+                    if *flag && !self.faults.no_adoption {
+                        return Ok(json!({"adopted": true}));
+                    }
+                    *flag = true;
+                }
+                let body = json!({"toolsets": [{"toolset": toolset, "state": "open"}],
+                    "tools": [{"name": tool, "visible": true}]});
+                self.fan_out(body.clone());
+                Ok(self.with_hints(json!({"content": text("opened")}), body))
+            }
+            GROUP if self.faults.open_undeclared => Ok(json!({"content": text("opened")})),
+            _ => Err(invalid(format!("unknown toolset `{toolset}`"))),
+        }
+    }
+
+    fn close(&mut self, p: &Value) -> Result<Value, ErrorObject> {
+        let toolset = p.get("toolset").and_then(Value::as_str).unwrap_or("");
+        let instance = p.get("instance").and_then(Value::as_str);
+        let faults = self.faults;
+        let body = match toolset {
+            INSTANCED => {
+                let Some(i) = instance else {
+                    return Err(invalid("instance is required for an instanced toolset"));
+                };
+                let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+                if w.instances.remove(i).is_none() {
+                    return Ok(json!({"content": text("not open")}));
+                }
+                let id = w.record_end(
+                    INSTANCED,
+                    Some(i),
+                    "closed by a host of the principal",
+                    &faults,
+                );
+                json!({"toolsets": [{"toolset": INSTANCED, "instance": i, "state": "closed", "ended": id}],
+                       "tools": open_entries_for(i, false, self.faults.one_definition)})
+            }
+            FLAT | DEFAULT_OPEN => {
+                let tool = if toolset == FLAT {
+                    FLAT_TOOL
+                } else {
+                    OPENED_TOOL
+                };
+                let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+                let flag = if toolset == FLAT {
+                    &mut w.flat_open
+                } else {
+                    &mut w.default_open
+                };
+                if !*flag {
+                    return Ok(json!({"content": text("not open")}));
+                }
+                *flag = false;
+                let id = w.record_end(toolset, None, "closed by a host of the principal", &faults);
+                json!({"toolsets": [{"toolset": toolset, "state": "closed", "ended": id}],
+                       "tools": [{"name": tool, "visible": false}]})
+            }
+            _ => return Err(invalid(format!("unknown toolset `{toolset}`"))),
+        };
+        self.fan_out(body.clone());
+        if self.faults.close_without_hints {
+            return Ok(json!({"content": text("closed")}));
+        }
+        Ok(self.with_hints(json!({"content": text("closed")}), body))
+    }
+
+    /// Resolves the target instance of a call (§4.3; §11's current instance without hints).
+    fn resolve(&self, p: &Value) -> Result<String, String> {
+        let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+        let open: Vec<&String> = w.instances.keys().collect();
+        let named = if self.hinted {
+            p.pointer("/_meta/mcpl~1instance")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        } else {
+            self.current.clone().filter(|c| w.instances.contains_key(c))
+        };
+        match named {
+            Some(i) if w.instances.contains_key(&i) => Ok(i),
+            Some(i) => Err(format!("`{i}` is not open; open: {open:?}")),
+            None => match open.as_slice() {
+                [one] => Ok((*one).clone()),
+                [] => Err("no instance is open".into()),
+                [first, ..] if self.faults.guess_instance => Ok((*first).clone()),
+                many => Err(format!(
+                    "several instances are open: {}",
+                    many.iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            },
+        }
+    }
+
+    fn call(
+        &mut self,
+        p: &Value,
+        id: RequestId,
+        responder: Responder,
+    ) -> Option<(Value, Responder)> {
+        let name = p
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let args = p.get("arguments").cloned().unwrap_or(json!({}));
+        let visible = args.get("visible").and_then(Value::as_bool).unwrap_or(true);
+        let delay = Duration::from_millis(args.get("delayMs").and_then(Value::as_u64).unwrap_or(0));
+        let result = match name.as_str() {
+            ECHO => match self.resolve(p) {
+                Err(e) => tool_error(&e),
+                Ok(i) => match args.get("value").and_then(Value::as_str) {
+                    Some(v) if v == i || self.faults.one_definition => {
+                        json!({"content": text(&format!("{i}:{v}"))})
+                    }
+                    other => {
+                        tool_error(&format!("value {other:?} is not in instance `{i}`'s enum"))
+                    }
+                },
+            },
+            FINISH => match self.resolve(p) {
+                Err(e) => tool_error(&e),
+                Ok(i) => {
+                    let faults = self.faults;
+                    let id = {
+                        let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+                        w.instances.remove(&i);
+                        w.record_end(INSTANCED, Some(&i), "the game finished", &faults)
+                    };
+                    let body = json!({"toolsets": [{"toolset": INSTANCED, "instance": i, "state": "closed",
+                        "ended": id, "reason": "the game finished"}], "tools": open_entries_for(&i, false, self.faults.one_definition)});
+                    self.fan_out(body.clone());
+                    self.with_hints(json!({"content": text("finished")}), body)
+                }
+            },
+            FLAT_TOOL => {
+                let open = self
+                    .world
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .flat_open;
+                if (self.hinted || self.faults.plain_flat_closed) && !open {
+                    tool_error("cf-flat is not open")
+                } else {
+                    json!({"content": text("flat")})
+                }
+            }
+            OPENED_TOOL | GROUPED | MOVER => json!({"content": text("ok")}),
+            REVEALED => {
+                if self.revealed {
+                    json!({"content": text("ok")})
+                } else {
+                    tool_error("not visible")
+                }
+            }
+            REVEAL => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    let _ = tx.send(Internal::Reveal {
+                        id,
+                        responder,
+                        visible,
+                    });
+                });
+                return None;
+            }
+            LATER => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    let _ = tx.send(Internal::Later { visible });
+                });
+                json!({"content": text("later")})
+            }
+            MOVE => {
+                let dynamic = args.get("presence") == Some(&json!("dynamic"));
+                self.world
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .mover_dynamic = dynamic;
+                let body = json!({"tools": [{"name": MOVER, "presence": if dynamic {"dynamic"} else {"static"}, "visible": true}]});
+                self.with_hints(json!({"content": text("moved")}), body)
+            }
+            UNDECLARE => {
+                let restore = args.get("restore") == Some(&json!(true));
+                let faults = self.faults;
+                let body = {
+                    let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+                    w.flat_declared = restore;
+                    if !restore && w.flat_open {
+                        w.flat_open = false;
+                        let id = w.record_end(FLAT, None, "the toolset was removed", &faults);
+                        Some(
+                            json!({"toolsets": [{"toolset": FLAT, "state": "closed", "ended": id}],
+                                    "tools": [{"name": FLAT_TOOL, "visible": false}]}),
+                        )
+                    } else {
+                        None
+                    }
+                };
+                if !self.faults.silent_manifest_change {
+                    let _ = self.peer.notify_value(
+                        methods::MANIFEST_CHANGED,
+                        Some(json!({"revision": "sha256:fixture", "domains": ["toolsets"]})),
+                    );
+                }
+                match body {
+                    Some(b) => self.with_hints(json!({"content": text("removed")}), b),
+                    None => json!({"content": text("done")}),
+                }
+            }
+            COMPAT_OPEN | COMPAT_CHOOSE | COMPAT_CLOSE if !self.hinted => {
+                let i = args
+                    .get("instance")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+                match name.as_str() {
+                    COMPAT_OPEN => {
+                        w.instances.entry(i.clone()).or_insert(None);
+                        self.current = Some(i);
+                        json!({"content": text("opened")})
+                    }
+                    COMPAT_CHOOSE if w.instances.contains_key(&i) => {
+                        if !self.faults.choose_ignored {
+                            self.current = Some(i);
+                        }
+                        json!({"content": text("chosen")})
+                    }
+                    COMPAT_CHOOSE => tool_error(&format!("`{i}` is not open")),
+                    _ => {
+                        w.instances.remove(&i);
+                        json!({"content": text("closed")})
+                    }
+                }
+            }
+            other => tool_error(&format!("unknown tool `{other}`")),
+        };
+        Some((result, responder))
+    }
+}

@@ -1,0 +1,202 @@
+//! The server suite: the suite plays a scripted host against the server under test.
+//!
+//! Each check opens its own connections (a new process each, for a command target), so one
+//! check's state never leaks into the next. Checks read the wire as raw JSON and judge it
+//! against the rule; every check also asserts §6.1's consecutive revs on every connection it
+//! opened, so a server that reuses or skips a rev fails wherever it does so.
+
+mod conn;
+mod hints;
+mod toolsets;
+
+use crate::catalog::{Rule, Side, VECTORS};
+use crate::report::{CheckResult, Outcome, Report};
+use crate::target::{Options, ServerTarget};
+use crate::transcript::Transcript;
+use crate::verdict::{Step, Verdict, ensure, fail, skip};
+use crate::wire::{brief, listed, result_hints, rev_of};
+use conn::{Conn, Profile};
+use mcpl_protocol::methods;
+use serde_json::{Value, json};
+use std::time::Instant;
+
+/// Runs every server-side check against `target` and reports each vector of RFC-014 §13:
+/// passed, failed (with the messages exchanged) or skipped with the reason.
+pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report {
+    let mut report = Report::new(Side::Server, target.describe());
+    let nonce = std::process::id() % 100_000;
+    for rule in VECTORS.iter().filter(|r| options.selects(r.id)) {
+        let started = Instant::now();
+        let transcript = Transcript::new();
+        let mut cx = Ctx {
+            target: &target,
+            options: &options,
+            transcript: transcript.clone(),
+            opened: 0,
+            nonce,
+        };
+        let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
+        let outcome = match step {
+            Ok(Ok(())) => Outcome::Pass,
+            Ok(Err(Verdict::Skip(reason))) => Outcome::Skipped { reason },
+            Ok(Err(Verdict::Fail(reason))) => Outcome::Fail {
+                reason,
+                transcript: transcript.entries(),
+            },
+            Err(_) => Outcome::Fail {
+                reason: format!("the check did not finish within {:?}", options.timeout * 6),
+                transcript: transcript.entries(),
+            },
+        };
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        report.checks.push(CheckResult::new(rule, outcome, ms));
+    }
+    report
+}
+
+/// What a check works with.
+pub(crate) struct Ctx<'a> {
+    target: &'a ServerTarget,
+    options: &'a Options,
+    transcript: Transcript,
+    opened: usize,
+    nonce: u32,
+}
+
+impl Ctx<'_> {
+    /// Opens the next connection (`A`, `B`, ...) with `profile`.
+    async fn open(&mut self, profile: Profile) -> Step<Conn> {
+        let label = ((b'A' + (self.opened % 26) as u8) as char).to_string();
+        self.opened += 1;
+        Conn::open(self.target, self.options, &self.transcript, &label, profile).await
+    }
+
+    /// Opens a connection as a host with `toolHints` and a `pushEvents` grant, and reads
+    /// `tools/list` then `toolsets/list` as a host does on connect (§5.3).
+    async fn connected(&mut self, profile: Profile) -> Step<(Conn, Value)> {
+        let mut conn = self.open(profile).await?;
+        conn.require_hints()?;
+        let tools = list_tools(&mut conn).await?;
+        toolsets_list(&mut conn).await?;
+        Ok((conn, tools))
+    }
+
+    /// An instance name unique to this run: `TAG-NONCE`.
+    fn name(&self, tag: &str) -> String {
+        format!("{tag}-{}", self.nonce)
+    }
+}
+
+/// Runs one check.
+async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
+    match rule.id {
+        "v01" => hints::v01(cx).await,
+        "v02" => hints::v02(cx).await,
+        "v03" => hints::v03(cx).await,
+        "v04" => hints::v04(cx).await,
+        "v05" => toolsets::v05(cx).await,
+        "v06" => toolsets::v06(cx).await,
+        "v07" => hints::v07(cx).await,
+        "v08" => hints::v08(cx).await,
+        "v09" => toolsets::v09(cx).await,
+        "v10" => toolsets::v10(cx).await,
+        "v11" => hints::v11(cx).await,
+        "v13" => toolsets::v13(cx).await,
+        "v14" => toolsets::v14(cx).await,
+        "v15" => hints::v15(cx).await,
+        "v16" => toolsets::v16(cx).await,
+        "v17" => toolsets::v17(cx).await,
+        "v18" => toolsets::v18(cx).await,
+        "v22" => toolsets::v22(cx).await,
+        "v23" => toolsets::v23(cx).await,
+        "v26" => toolsets::v26(cx).await,
+        "v27" => hints::v27(cx).await,
+        "v28" => hints::v28(cx).await,
+        "v29" => hints::v29(cx).await,
+        "v30" => hints::v30(cx).await,
+        "v31" => toolsets::v31(cx).await,
+        "v32" => toolsets::v32(cx).await,
+        "v33" => hints::v33(cx).await,
+        "v34" => toolsets::v34(cx).await,
+        "v37" => hints::v37(cx).await,
+        "v38" => hints::v38(cx).await,
+        _ => skip!("a host-side rule: the server has no part in it; run `mcpl conformance host`"),
+    }
+}
+
+/// `tools/list`, following `nextCursor` (at most 100 pages), as one result whose `tools`
+/// holds every page's tools and whose `_meta` is the last page's.
+async fn list_tools(conn: &mut Conn) -> Step<Value> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..100 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let page = conn.request(methods::TOOLS_LIST, params).await?;
+        let Some(items) = page.get("tools").and_then(Value::as_array) else {
+            fail!("tools/list result has no `tools` array: {}", brief(&page));
+        };
+        tools.extend(items.iter().cloned());
+        match page.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if !next.is_empty() => cursor = Some(next.to_owned()),
+            _ => {
+                let mut whole = page.clone();
+                whole["tools"] = Value::Array(tools);
+                return Ok(whole);
+            }
+        }
+    }
+    fail!("tools/list did not end within 100 pages")
+}
+
+/// `toolsets/list`; fails unless the result has an `open` array and a full statement with
+/// an integer rev (§5.3).
+async fn toolsets_list(conn: &mut Conn) -> Step<Value> {
+    let list = conn.request(methods::TOOLSETS_LIST, json!({})).await?;
+    ensure!(
+        list.get("open").is_some_and(Value::is_array),
+        "toolsets/list result has no `open` array (§5.3): {}",
+        brief(&list)
+    );
+    let Some(h) = result_hints(&list) else {
+        fail!(
+            "toolsets/list result carries no _meta[\"mcpl/hints\"]; §5.3 makes the full statement mandatory: {}",
+            brief(&list)
+        );
+    };
+    ensure!(
+        rev_of(h).is_some(),
+        "toolsets/list full statement has no integer rev (§5.3): {}",
+        brief(h)
+    );
+    Ok(list)
+}
+
+/// Fails unless `tools` lists every name in `names`, naming the fixture contract.
+fn require_tools(tools: &Value, names: &[&str]) -> Step {
+    let missing: Vec<_> = names
+        .iter()
+        .filter(|n| listed(tools, n).is_none())
+        .collect();
+    ensure!(
+        missing.is_empty(),
+        "tools/list lacks {missing:?}, which the fixture contract requires (docs/CONFORMANCE.md)"
+    );
+    Ok(())
+}
+
+/// Skips unless `tools` lists every name in `names` (optional parts of the contract).
+fn optional_tools(tools: &Value, names: &[&str], vector: &str) -> Step {
+    let missing: Vec<_> = names
+        .iter()
+        .filter(|n| listed(tools, n).is_none())
+        .collect();
+    if !missing.is_empty() {
+        skip!(
+            "the server does not offer the optional fixture tools {missing:?} that {vector} needs"
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,38 @@
+//! How a check stops early: it failed, or it cannot run here.
+
+/// Why a check stopped before its end.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    /// The implementation broke the rule; the text names what it did.
+    Fail(String),
+    /// The check cannot run against this implementation; the text says why.
+    Skip(String),
+}
+
+/// The result of one step of a check.
+pub(crate) type Step<T = ()> = Result<T, Verdict>;
+
+/// Stops the check as failed.
+macro_rules! fail {
+    ($($t:tt)*) => {
+        return Err($crate::verdict::Verdict::Fail(format!($($t)*)))
+    };
+}
+
+/// Stops the check as failed unless `cond` holds.
+macro_rules! ensure {
+    ($cond:expr, $($t:tt)*) => {
+        if !$cond {
+            fail!($($t)*);
+        }
+    };
+}
+
+/// Stops the check as skipped.
+macro_rules! skip {
+    ($($t:tt)*) => {
+        return Err($crate::verdict::Verdict::Skip(format!($($t)*)))
+    };
+}
+
+pub(crate) use {ensure, fail, skip};

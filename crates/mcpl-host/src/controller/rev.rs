@@ -1,0 +1,234 @@
+//! Rev order (§6.1): which hinted messages apply now, which wait, and which start a recovery.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use mcpl_protocol::mcp::Tool;
+use mcpl_protocol::rfc014::{HintChanges, ListResult};
+
+use super::{Carrier, Controller, Effect, Notice, ReadSeq, RecoveryReason};
+use crate::config::Transport;
+
+/// A hinted message waiting for the revs before it (Streamable HTTP only, H16).
+#[derive(Debug)]
+struct Held {
+    seq: ReadSeq,
+    carrier: Carrier,
+    hints: HintChanges,
+}
+
+/// Most ranges of revs a full statement jumped past that are remembered.
+const JUMPED_CAP: usize = 64;
+
+/// The rev-order bookkeeping beside `applied` (which lives in the snapshot).
+#[derive(Debug, Default)]
+pub(crate) struct RevOrder {
+    held: BTreeMap<u64, Held>,
+    held_list: Option<(u64, Vec<Tool>)>,
+    deadline: Option<Instant>,
+    /// Revs a full statement jumped past: arriving later they are only ignored (H16, H21).
+    jumped: Vec<(u64, u64)>,
+    /// Revs counted as passed without being applied (duplicate event ids, H17).
+    passed: BTreeSet<u64>,
+}
+
+impl RevOrder {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    pub(crate) fn clear_deadline(&mut self) {
+        self.deadline = None;
+    }
+
+    fn is_jumped(&self, rev: u64) -> bool {
+        self.jumped
+            .iter()
+            .any(|(lo, hi)| (*lo..=*hi).contains(&rev))
+    }
+
+    fn hold_until(&mut self, at: Instant) {
+        // Appendix B.3: the first held message sets the limit; later ones do not extend it.
+        if self.deadline.is_none() {
+            self.deadline = Some(at);
+        }
+    }
+
+    /// True when nothing waits any more.
+    fn idle(&self) -> bool {
+        self.held.is_empty() && self.held_list.is_none()
+    }
+}
+
+impl Controller {
+    /// Places a hinted message's changes in rev order (H13, H15, H16).
+    pub(super) fn place(
+        &mut self,
+        now: Instant,
+        seq: ReadSeq,
+        carrier: Carrier,
+        hints: HintChanges,
+    ) {
+        let rev = hints.rev.get();
+        let applied = self.snap.applied;
+        if rev == applied + 1 {
+            self.apply_at(now, seq, carrier, rev, &hints);
+            self.drain(now);
+        } else if rev > applied + 1 {
+            match self.cfg.transport {
+                Transport::StreamableHttp => {
+                    self.order.held.insert(
+                        rev,
+                        Held {
+                            seq,
+                            carrier,
+                            hints,
+                        },
+                    );
+                    self.order.hold_until(now + self.cfg.hold_limit);
+                }
+                // H16: on an ordered transport a gap means a loss; recover at once.
+                Transport::Ordered => self.trigger(now, RecoveryReason::Gap),
+            }
+        } else if self.order.is_jumped(rev) || self.order.passed.contains(&rev) {
+            // A full statement already covered it (H21), or a duplicate spent it (H17).
+        } else if self.cfg.transport == Transport::Ordered {
+            self.trigger(now, RecoveryReason::Reversal);
+        }
+    }
+
+    fn apply_at(
+        &mut self,
+        now: Instant,
+        seq: ReadSeq,
+        carrier: Carrier,
+        rev: u64,
+        hints: &HintChanges,
+    ) {
+        let out = self.snap.apply_hints(rev, hints, &self.cfg.policy);
+        self.emit_at(seq, carrier, out.items);
+        for entry in out.suggestions {
+            // §7: a suggestion opens nothing; it is shown, attributed to the server.
+            self.effects
+                .push_back(Effect::Notice(Notice::Suggestion { seq, entry }));
+        }
+        if out.unknown_tool {
+            self.trigger(now, RecoveryReason::UnknownTool);
+        }
+    }
+
+    /// Applies held messages that now follow, and a held list whose rev has been reached.
+    pub(super) fn drain(&mut self, now: Instant) {
+        loop {
+            let next = self.snap.applied + 1;
+            if let Some(h) = self.order.held.remove(&next) {
+                self.apply_at(now, h.seq, h.carrier, next, &h.hints);
+            } else if self.order.passed.remove(&next) {
+                self.snap.applied = next;
+            } else {
+                break;
+            }
+        }
+        if let Some((rev, _)) = &self.order.held_list {
+            if *rev <= self.snap.applied {
+                if let Some((rev, tools)) = self.order.held_list.take() {
+                    self.apply_list_now(tools, rev);
+                }
+            }
+        }
+        if self.order.idle() {
+            self.order.deadline = None;
+        }
+    }
+
+    /// H17: a duplicate event id's rev counts as passed; if it was never applied, recover.
+    pub(super) fn pass_duplicate(&mut self, now: Instant, rev: Option<u64>) {
+        let Some(rev) = rev else { return };
+        if rev > self.snap.applied {
+            self.order.passed.insert(rev);
+            self.order.held.remove(&rev);
+            self.trigger(now, RecoveryReason::DuplicateEvent);
+            self.drain(now);
+        }
+    }
+
+    /// Places a full statement (H21): applied when its rev is above `applied`, even if early.
+    /// Returns false when it was stale and so applied nothing.
+    pub(super) fn place_statement(
+        &mut self,
+        now: Instant,
+        seq: ReadSeq,
+        carrier: Carrier,
+        result: &ListResult,
+        rev: u64,
+        away: bool,
+    ) -> bool {
+        let applied = self.snap.applied;
+        if rev <= applied {
+            if self.cfg.transport == Transport::Ordered && !self.order.is_jumped(rev) {
+                self.trigger(now, RecoveryReason::Reversal);
+            }
+            return false;
+        }
+        // Appendix B.4: held hints below the statement's rev are dropped.
+        self.order.held.retain(|r, _| *r > rev);
+        self.order.passed.retain(|r| *r > rev);
+        if rev > applied + 1 {
+            if self.order.jumped.len() >= JUMPED_CAP {
+                self.order.jumped.remove(0);
+            }
+            self.order.jumped.push((applied + 1, rev - 1));
+        }
+        let out = self
+            .snap
+            .apply_statement(rev, result, &self.cfg.policy, away);
+        self.emit_at(seq, carrier, out.items);
+        if out.unknown_tool {
+            self.trigger(now, RecoveryReason::UnknownTool);
+        }
+        self.drain(now);
+        true
+    }
+
+    /// Applies a whole list at its place (H02, H11).
+    pub(super) fn place_list(&mut self, now: Instant, tools: Vec<Tool>, rev: Option<u64>) {
+        let applied = self.snap.applied;
+        match (self.cfg.transport, rev) {
+            (_, None) => self.apply_list_now(tools, applied),
+            (Transport::Ordered, Some(r)) => {
+                self.apply_list_now(tools, r);
+                // H11: a list behind what was applied is out of step. A list ahead is read
+                // by a recovery run, whose toolsets/list follows and resyncs.
+                if r < applied {
+                    self.trigger(now, RecoveryReason::ListOutOfStep);
+                }
+            }
+            (Transport::StreamableHttp, Some(r)) if r > applied => {
+                // H11: wait for the missing revs as for any early message.
+                self.order.held_list = Some((r, tools));
+                self.order.hold_until(now + self.cfg.hold_limit);
+            }
+            (Transport::StreamableHttp, Some(r)) => self.apply_list_now(tools, r),
+        }
+    }
+
+    fn apply_list_now(&mut self, tools: Vec<Tool>, rev: u64) {
+        let items = self.snap.apply_list(tools, rev, &self.cfg.policy);
+        self.emit_at(self.read_seq, Carrier::List, items);
+    }
+
+    pub(super) fn emit_at(
+        &mut self,
+        seq: ReadSeq,
+        carrier: Carrier,
+        items: Vec<super::ChangeItem>,
+    ) {
+        if !items.is_empty() {
+            self.effects.push_back(Effect::Changed(super::Change {
+                seq,
+                carrier,
+                items,
+            }));
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The snapshot: everything a controller knows about one server, as the presenter reads it.
+//!
+//! The controller keeps its state in a `Snapshot` and hands out `&Snapshot`; the presenter
+//! clones what it needs. Nothing here changes state: the mutators live in `state.rs`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mcpl_protocol::mcp::Tool;
+pub use mcpl_protocol::rfc014::{EndedRecord, Presence};
+use serde_json::Value;
+
+/// A tool as the latest applied `tools/list` stated it, after the operator's tool policy (H09).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedTool {
+    /// The listed definition, exactly as read.
+    pub tool: Tool,
+    /// Presence from the latest list (H31); a tool with a toolset is dynamic (H10).
+    pub presence: Presence,
+    /// The toolset the tool belongs to, declared or not.
+    pub toolset: Option<String>,
+    /// Coarse visibility from the list (`mcpl/visible`, default true).
+    pub listed_visible: bool,
+}
+
+/// A toolset the server declares in its manifest (§5.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declared {
+    /// Its title, for the catalog (server-written text).
+    pub title: Option<String>,
+    /// Its summary, for the catalog (server-written text).
+    pub summary: Option<String>,
+    /// `default: "open"`; never true with `instances` (Appendix B.9).
+    pub default_open: bool,
+    /// It may be opened several times as named instances.
+    pub instances: bool,
+    /// The JSON Schema of its open options.
+    pub options: Option<Value>,
+}
+
+/// The parts of a definition a hint may replace (§6: description, inputSchema, annotations).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Definition {
+    /// The description, raw: a server may send a non-string (H69).
+    pub description: Option<Value>,
+    /// The input schema.
+    pub input_schema: Value,
+    /// The annotations.
+    pub annotations: Option<Value>,
+}
+
+impl Definition {
+    /// The replaceable parts of a listed tool.
+    pub fn of(tool: &Tool) -> Definition {
+        Definition {
+            description: tool.description.clone(),
+            input_schema: tool.input_schema.clone(),
+            annotations: tool.annotations.clone(),
+        }
+    }
+}
+
+/// A dynamic tool's live state in one place (an instance, an open toolset, or outside both).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Live {
+    /// Usable now.
+    pub visible: bool,
+    /// A definition that differs from the listed one, if a hint or statement set one.
+    pub definition: Option<Definition>,
+    /// The rev that last set this value (RFC §6.1's stamping technique, H11).
+    pub(crate) stamp: u64,
+}
+
+/// An open toolset (key instance `None`) or an open instance of an instanced toolset.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Instance {
+    /// The title the server gave it (server-written text).
+    pub title: Option<String>,
+    /// The options in force, as the server reported them.
+    pub options: Option<Value>,
+    /// Per-tool state in this instance; a tool not here is invisible (§5.2).
+    pub tools: BTreeMap<String, Live>,
+}
+
+/// Key of an open toolset or instance.
+pub type OpenKey = (String, Option<String>);
+
+/// What one controller knows about its server.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub(crate) server: String,
+    pub(crate) principal: String,
+    pub(crate) hinted: bool,
+    pub(crate) ready: bool,
+    pub(crate) version: u64,
+    pub(crate) applied: u64,
+    pub(crate) listed: bool,
+    pub(crate) tools: Vec<ListedTool>,
+    pub(crate) index: BTreeMap<String, usize>,
+    pub(crate) declared: BTreeMap<String, Declared>,
+    pub(crate) open: BTreeMap<OpenKey, Instance>,
+    pub(crate) loose: BTreeMap<String, Live>,
+    pub(crate) groups_open: BTreeSet<String>,
+    pub(crate) ended: Vec<EndedRecord>,
+    pub(crate) opened_here: BTreeSet<OpenKey>,
+    pub(crate) statements: u64,
+}
+
+impl Snapshot {
+    /// The host's id for the server (its configuration name).
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+    /// The principal this connection acts for; ended records are keyed by it (H48).
+    pub fn principal(&self) -> &str {
+        &self.principal
+    }
+    /// True when both sides switched toolHints on (H12).
+    pub fn hinted(&self) -> bool {
+        self.hinted
+    }
+    /// True once a `tools/list` has been applied.
+    pub fn listed(&self) -> bool {
+        self.listed
+    }
+    /// True once the first `toolsets/list` was applied (§5.3: before dynamic tools are shown).
+    pub fn ready(&self) -> bool {
+        self.ready
+    }
+    /// Counts every state change, so a reader can tell two snapshots apart cheaply.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+    /// The last applied rev (§6.1).
+    pub fn applied(&self) -> u64 {
+        self.applied
+    }
+    /// Every listed tool, in list order.
+    pub fn tools(&self) -> &[ListedTool] {
+        &self.tools
+    }
+    /// One listed tool by name.
+    pub fn tool(&self, name: &str) -> Option<&ListedTool> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+    /// The toolsets the manifest declares.
+    pub fn declared(&self) -> &BTreeMap<String, Declared> {
+        &self.declared
+    }
+    /// Every toolset name: declared ones and those only named by tools (undeclared, §5.4).
+    pub fn toolset_names(&self) -> BTreeSet<&str> {
+        let mut names: BTreeSet<&str> = self.declared.keys().map(String::as_str).collect();
+        names.extend(self.tools.iter().filter_map(|t| t.toolset.as_deref()));
+        names
+    }
+    /// True when the toolset is not declared but named by a listed tool.
+    pub fn is_undeclared(&self, toolset: &str) -> bool {
+        !self.declared.contains_key(toolset)
+            && self
+                .tools
+                .iter()
+                .any(|t| t.toolset.as_deref() == Some(toolset))
+    }
+    /// Open toolsets and instances.
+    pub fn open(&self) -> &BTreeMap<OpenKey, Instance> {
+        &self.open
+    }
+    /// The open instances of one toolset (`None` for an open toolset without instances).
+    pub fn instances(&self, toolset: &str) -> Vec<Option<&str>> {
+        self.open
+            .keys()
+            .filter(|(t, _)| t == toolset)
+            .map(|(_, i)| i.as_deref())
+            .collect()
+    }
+    /// True when the toolset (or the host's undeclared group) is open, in any instance.
+    pub fn is_open(&self, toolset: &str) -> bool {
+        if self.declared.contains_key(toolset) {
+            self.open.keys().any(|(t, _)| t == toolset)
+        } else {
+            self.groups_open.contains(toolset)
+        }
+    }
+    /// Undeclared groups the host has open (§5.4).
+    pub fn groups_open(&self) -> &BTreeSet<String> {
+        &self.groups_open
+    }
+    /// How many full statements were applied; a reader sees a new one when this grows.
+    pub fn statements(&self) -> u64 {
+        self.statements
+    }
+    /// The ended records the last `toolsets/list` reported.
+    pub fn ended(&self) -> &[EndedRecord] {
+        &self.ended
+    }
+    /// Toolsets and instances this host opened, kept across reconnects (§5.2 policy closes).
+    pub fn opened_here(&self) -> &BTreeSet<OpenKey> {
+        &self.opened_here
+    }
+    /// True when the toolset is declared with instances.
+    pub fn instanced(&self, toolset: &str) -> bool {
+        self.declared.get(toolset).is_some_and(|d| d.instances)
+    }
+
+    /// Whether a dynamic tool is usable now in `instance` (ignored for tools without one).
+    ///
+    /// A tool of a declared toolset is visible only where its instance or toolset is open and
+    /// the server stated it visible; an undeclared group's tool also needs the host to have the
+    /// group open (§5.4).
+    pub fn visible(&self, tool: &str, instance: Option<&str>) -> bool {
+        let Some(listed) = self.tool(tool) else {
+            return false;
+        };
+        match listed.toolset.as_deref() {
+            Some(ts) if self.declared.contains_key(ts) => {
+                let key = (ts.to_owned(), self.instance_key(ts, instance));
+                self.open
+                    .get(&key)
+                    .and_then(|i| i.tools.get(tool))
+                    .is_some_and(|l| l.visible)
+            }
+            Some(ts) => self.groups_open.contains(ts) && self.loose_visible(tool, listed),
+            None => self.loose_visible(tool, listed),
+        }
+    }
+
+    fn loose_visible(&self, tool: &str, listed: &ListedTool) -> bool {
+        self.loose
+            .get(tool)
+            .map_or(listed.listed_visible, |l| l.visible)
+    }
+
+    /// The instance key a tool of `toolset` is stored under: the instance only when instanced.
+    pub(crate) fn instance_key(&self, toolset: &str, instance: Option<&str>) -> Option<String> {
+        if self.instanced(toolset) {
+            instance.map(str::to_owned)
+        } else {
+            None
+        }
+    }
+
+    /// The definition act checks a call against: the instance's own if it has one (§5.5),
+    /// else a hint-set one, else the listed one.
+    pub fn definition(&self, tool: &str, instance: Option<&str>) -> Option<Definition> {
+        let listed = self.tool(tool)?;
+        let over = match listed.toolset.as_deref() {
+            Some(ts) if self.declared.contains_key(ts) => {
+                let key = (ts.to_owned(), self.instance_key(ts, instance));
+                self.open
+                    .get(&key)
+                    .and_then(|i| i.tools.get(tool))
+                    .and_then(|l| l.definition.clone())
+            }
+            _ => self.loose.get(tool).and_then(|l| l.definition.clone()),
+        };
+        Some(over.unwrap_or_else(|| Definition::of(&listed.tool)))
+    }
+}

@@ -1,0 +1,551 @@
+//! Applying lists, hint changes and full statements to the snapshot, and computing the change
+//! each application made.
+//!
+//! Every function here either applies its input whole or, for a malformed input, returns an
+//! error before touching anything (H03, H06, H22).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mcpl_protocol::mcp::Tool;
+use mcpl_protocol::rfc014::{
+    HintChanges, ListResult, Presence, SuggestEntry, ToolHintEntry, ToolsetChange, ToolsetDecl,
+    ToolsetDefault, ToolsetState,
+};
+use serde_json::Value;
+
+use super::change::{ChangeItem, CloseCause};
+use super::names::is_name;
+use super::snapshot::{Declared, Definition, Instance, Live, OpenKey, Snapshot};
+use crate::config::ToolPolicy;
+
+/// The view of dynamic tools a change is computed from: per (tool, instance), whether it is
+/// visible and its effective definition.
+type View = BTreeMap<(String, Option<String>), (bool, Option<Definition>)>;
+
+/// What applying one hinted message found besides the change itself.
+#[derive(Debug, Default)]
+pub(crate) struct HintOutcome {
+    /// The change items, in a stable order.
+    pub items: Vec<ChangeItem>,
+    /// H18: an entry named a tool the latest list lacks.
+    pub unknown_tool: bool,
+    /// §7: suggestions, which change nothing.
+    pub suggestions: Vec<SuggestEntry>,
+}
+
+impl Snapshot {
+    /// Reads the manifest's toolset declarations; returns the items for toolsets whose
+    /// declaration went away (H30).
+    pub(crate) fn set_declared(&mut self, manifest: Option<&Value>) -> Vec<ChangeItem> {
+        let mut declared = BTreeMap::new();
+        if let Some(Value::Object(sets)) = manifest.and_then(|m| m.get("toolsets")) {
+            for (name, decl) in sets {
+                // One bad declaration is skipped; the others still count.
+                let Ok(d) = serde_json::from_value::<ToolsetDecl>(decl.clone()) else {
+                    continue;
+                };
+                if !is_name(name) {
+                    continue;
+                }
+                declared.insert(
+                    name.clone(),
+                    Declared {
+                        title: Some(d.title.clone()),
+                        summary: d.summary.clone(),
+                        // Appendix B.9: instances force "closed"; absent reads as closed.
+                        default_open: d.effective_default() == ToolsetDefault::Open,
+                        instances: d.is_instanced(),
+                        options: d.options.clone(),
+                    },
+                );
+            }
+        }
+        let mut items = Vec::new();
+        let gone: Vec<OpenKey> = self
+            .open
+            .keys()
+            .filter(|(t, _)| match (self.declared.get(t), declared.get(t)) {
+                (_, None) => true,
+                // Reconstructed §5.1: dropping `instances` (or adding it) is incompatible.
+                (Some(a), Some(b)) => a.instances != b.instances,
+                (None, Some(_)) => false,
+            })
+            .cloned()
+            .collect();
+        for key in gone {
+            self.open.remove(&key);
+            self.opened_here.remove(&key);
+            items.push(ChangeItem::Closed {
+                toolset: key.0,
+                instance: key.1,
+                cause: CloseCause::DeclarationRemoved,
+                reason: None,
+                ended_id: None,
+            });
+        }
+        self.declared = declared;
+        if !items.is_empty() {
+            self.version += 1;
+        }
+        items
+    }
+
+    /// The view of every dynamic tool in every place it can be used.
+    fn view(&self) -> View {
+        let mut view = View::new();
+        for t in self
+            .tools
+            .iter()
+            .filter(|t| t.presence == Presence::Dynamic)
+        {
+            let name = &t.tool.name;
+            match t.toolset.as_deref() {
+                Some(ts) if self.declared.contains_key(ts) => {
+                    for (key, inst) in self.open.iter().filter(|((s, _), _)| s == ts) {
+                        let live = inst.tools.get(name);
+                        let visible = live.is_some_and(|l| l.visible);
+                        let def = self.definition(name, key.1.as_deref());
+                        view.insert((name.clone(), key.1.clone()), (visible, def));
+                    }
+                }
+                _ => {
+                    let def = self.definition(name, None);
+                    view.insert((name.clone(), None), (self.visible(name, None), def));
+                }
+            }
+        }
+        view
+    }
+
+    /// Items for what changed between `before` (open set, view) and now.
+    fn diff(
+        &self,
+        before_open: &BTreeMap<OpenKey, Instance>,
+        before_view: &View,
+        reasons: &BTreeMap<OpenKey, (Option<String>, Option<String>)>,
+        away: bool,
+    ) -> Vec<ChangeItem> {
+        let mut items = Vec::new();
+        for (key, inst) in &self.open {
+            match before_open.get(key) {
+                None => items.push(ChangeItem::Opened {
+                    toolset: key.0.clone(),
+                    instance: key.1.clone(),
+                    title: inst.title.clone(),
+                }),
+                Some(old) if old.title != inst.title => {
+                    if let Some(title) = &inst.title {
+                        items.push(ChangeItem::Retitled {
+                            toolset: key.0.clone(),
+                            instance: key.1.clone(),
+                            title: title.clone(),
+                        });
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        for key in before_open.keys().filter(|k| !self.open.contains_key(*k)) {
+            let (reason, ended_id) = reasons.get(key).cloned().unwrap_or_default();
+            let covered = self
+                .ended
+                .iter()
+                .any(|e| e.toolset == key.0 && e.instance == key.1);
+            let cause = if away && !covered && ended_id.is_none() {
+                CloseCause::EndedWhileAway
+            } else {
+                CloseCause::Server
+            };
+            items.push(ChangeItem::Closed {
+                toolset: key.0.clone(),
+                instance: key.1.clone(),
+                cause,
+                reason,
+                ended_id,
+            });
+        }
+        let after = self.view();
+        for ((tool, instance), (visible, def)) in &after {
+            let ts = self.tool(tool).and_then(|t| t.toolset.clone());
+            match before_view.get(&(tool.clone(), instance.clone())) {
+                Some((was, old_def)) => {
+                    if was != visible {
+                        items.push(ChangeItem::Visibility {
+                            tool: tool.clone(),
+                            toolset: ts,
+                            instance: instance.clone(),
+                            visible: *visible,
+                        });
+                    }
+                    if old_def != def {
+                        items.push(ChangeItem::Redefined {
+                            tool: tool.clone(),
+                            instance: instance.clone(),
+                        });
+                    }
+                }
+                None if *visible => items.push(ChangeItem::Visibility {
+                    tool: tool.clone(),
+                    toolset: ts,
+                    instance: instance.clone(),
+                    visible: true,
+                }),
+                None => {}
+            }
+        }
+        for ((tool, instance), (was, _)) in before_view {
+            let key = (tool.clone(), instance.clone());
+            // A tool that left the view while its instance stays open became invisible;
+            // one whose instance closed is covered by the close.
+            let inst_open = match self.tool(tool).and_then(|t| t.toolset.clone()) {
+                Some(ts) if self.declared.contains_key(&ts) => {
+                    self.open.contains_key(&(ts, instance.clone()))
+                }
+                _ => true,
+            };
+            if *was && !after.contains_key(&key) && inst_open && self.tool(tool).is_some() {
+                items.push(ChangeItem::Visibility {
+                    tool: tool.clone(),
+                    toolset: self.tool(tool).and_then(|t| t.toolset.clone()),
+                    instance: instance.clone(),
+                    visible: false,
+                });
+            }
+        }
+        items
+    }
+
+    /// Applies a whole, validated list (H02): definitions, presence, coarse visibility and
+    /// toolset membership as one step. `list_rev` is the list's `mcpl/rev`; a loose value
+    /// stamped with a higher rev is kept (H11 on Streamable HTTP).
+    pub(crate) fn apply_list(
+        &mut self,
+        tools: Vec<Tool>,
+        list_rev: u64,
+        policy: &ToolPolicy,
+    ) -> Vec<ChangeItem> {
+        let before_open = self.open.clone();
+        let before_view = self.view();
+        let old_presence: BTreeMap<String, Presence> = self
+            .tools
+            .iter()
+            .map(|t| (t.tool.name.clone(), t.presence))
+            .collect();
+        let mut listed = Vec::new();
+        let mut index = BTreeMap::new();
+        for tool in tools {
+            if index.contains_key(&tool.name) {
+                // H08: the first entry counts.
+                tracing::debug!(server = %self.server, "duplicate tool name in tools/list ignored");
+                continue;
+            }
+            if !policy.permits(&tool.name) {
+                continue;
+            }
+            let meta = tool.hints_meta();
+            let toolset = meta
+                .toolset
+                .clone()
+                .filter(|n| is_name(n))
+                .filter(|_| self.hinted);
+            // H10: a toolset makes a tool dynamic whatever its presence says.
+            let presence = if !self.hinted {
+                Presence::Static
+            } else if toolset.is_some() || meta.presence == Some(Presence::Dynamic) {
+                Presence::Dynamic
+            } else {
+                Presence::Static
+            };
+            // H12: a hint-less server's `mcpl/visible` is hint `_meta`, ignored like the rest.
+            let listed_visible = !self.hinted || meta.effective_visible();
+            index.insert(tool.name.clone(), listed.len());
+            listed.push(super::snapshot::ListedTool {
+                tool,
+                presence,
+                toolset,
+                listed_visible,
+            });
+        }
+        for t in &listed {
+            if t.toolset.is_none() {
+                let live = self.loose.entry(t.tool.name.clone()).or_insert(Live {
+                    visible: t.listed_visible,
+                    definition: None,
+                    stamp: 0,
+                });
+                if list_rev >= live.stamp {
+                    live.visible = t.listed_visible;
+                    live.stamp = list_rev;
+                }
+            }
+        }
+        let mut items: Vec<ChangeItem> = listed
+            .iter()
+            .filter_map(|t| {
+                let old = old_presence.get(&t.tool.name)?;
+                (*old != t.presence).then(|| ChangeItem::PresenceListed {
+                    tool: t.tool.name.clone(),
+                    now_static: t.presence == Presence::Static,
+                })
+            })
+            .collect();
+        self.tools = listed;
+        self.index = index;
+        self.listed = true;
+        let mut rest = self.diff(&before_open, &before_view, &BTreeMap::new(), false);
+        // A list never opens or closes; only visibility and definitions can move with it.
+        rest.retain(|i| {
+            matches!(
+                i,
+                ChangeItem::Visibility { .. } | ChangeItem::Redefined { .. }
+            )
+        });
+        items.extend(rest);
+        self.version += 1;
+        items
+    }
+
+    /// Applies one message's hint changes at `rev` (already placed in rev order).
+    pub(crate) fn apply_hints(
+        &mut self,
+        rev: u64,
+        hints: &HintChanges,
+        policy: &ToolPolicy,
+    ) -> HintOutcome {
+        let before_open = self.open.clone();
+        let before_view = self.view();
+        let mut out = HintOutcome::default();
+        let mut reasons = BTreeMap::new();
+        for entry in hints.toolsets.iter().flatten() {
+            self.apply_toolset_entry(entry, &mut reasons);
+        }
+        for entry in hints.tools.iter().flatten() {
+            if !self.apply_tool_entry(rev, entry, policy) {
+                out.unknown_tool = true;
+            }
+        }
+        out.suggestions = hints.suggest.clone().unwrap_or_default();
+        self.applied = rev;
+        out.items = self.diff(&before_open, &before_view, &reasons, false);
+        self.version += 1;
+        out
+    }
+
+    fn apply_toolset_entry(
+        &mut self,
+        entry: &ToolsetChange,
+        reasons: &mut BTreeMap<OpenKey, (Option<String>, Option<String>)>,
+    ) {
+        let ts = entry.toolset.as_str();
+        if !is_name(ts) {
+            return;
+        }
+        let Some(decl) = self.declared.get(ts) else {
+            return; // undeclared groups are the host's (§5.4)
+        };
+        let instance = entry.instance.as_deref().filter(|n| is_name(n));
+        if decl.instances != instance.is_some() {
+            return; // §5.5: instance iff instanced
+        }
+        let key = (ts.to_owned(), instance.map(str::to_owned));
+        match entry.state {
+            Some(ToolsetState::Closed) => {
+                self.open.remove(&key);
+                reasons.insert(key, (entry.reason.clone(), entry.ended.clone()));
+            }
+            Some(ToolsetState::Open) => {
+                let inst = self.open.entry(key).or_default();
+                if let Some(title) = &entry.title {
+                    inst.title = Some(title.clone());
+                }
+            }
+            None => {
+                if let (Some(inst), Some(title)) = (self.open.get_mut(&key), &entry.title) {
+                    inst.title = Some(title.clone());
+                }
+            }
+        }
+    }
+
+    /// Applies one `tools[]` entry; false when it names a tool the latest list lacks (H18).
+    fn apply_tool_entry(&mut self, rev: u64, entry: &ToolHintEntry, policy: &ToolPolicy) -> bool {
+        let name = entry.name.as_str();
+        if !policy.permits(name) {
+            return true; // H09: a denied tool stays out, hints or not
+        }
+        let Some(listed) = self.tool(name).cloned() else {
+            return false;
+        };
+        let moves_dynamic = entry.presence == Some(Presence::Dynamic);
+        // §6: a definition counts for dynamic tools, or for a static one this entry moves (H20).
+        let def = entry
+            .definition
+            .as_ref()
+            .filter(|_| listed.presence == Presence::Dynamic || moves_dynamic)
+            .map(|d| Definition {
+                description: d.description.clone(),
+                input_schema: d.input_schema.clone(),
+                annotations: d.annotations.clone(),
+            });
+        let target: &mut Live = match listed.toolset.as_deref() {
+            Some(ts) if self.declared.contains_key(ts) => {
+                let instanced = self.instanced(ts);
+                let instance = entry.instance.as_deref().filter(|n| is_name(n));
+                if instanced && instance.is_none() {
+                    return true; // §5.5: hosts ignore instanced entries without an instance
+                }
+                let key = (
+                    ts.to_owned(),
+                    instance.filter(|_| instanced).map(str::to_owned),
+                );
+                let Some(inst) = self.open.get_mut(&key) else {
+                    return true; // not open here: nothing to apply
+                };
+                inst.tools.entry(name.to_owned()).or_insert(Live {
+                    visible: false,
+                    definition: None,
+                    stamp: 0,
+                })
+            }
+            _ => self.loose.entry(name.to_owned()).or_insert(Live {
+                visible: listed.listed_visible,
+                definition: None,
+                stamp: 0,
+            }),
+        };
+        if let Some(v) = entry.visible {
+            target.visible = v;
+        }
+        if let Some(d) = def {
+            target.definition = (d != Definition::of(&listed.tool)).then_some(d);
+        }
+        target.stamp = rev;
+        true
+    }
+
+    /// Applies a `toolsets/list` result as a full statement (H21). `away` marks a statement
+    /// read on (re)connect, so an instance that vanished without an ended record is told as
+    /// ended while away (H28).
+    pub(crate) fn apply_statement(
+        &mut self,
+        rev: u64,
+        result: &ListResult,
+        policy: &ToolPolicy,
+        away: bool,
+    ) -> HintOutcome {
+        let before_open = self.open.clone();
+        let before_view = self.view();
+        let mut open = BTreeMap::new();
+        for entry in &result.open {
+            let ts = entry.toolset.as_str();
+            if !is_name(ts) {
+                continue;
+            }
+            let Some(decl) = self.declared.get(ts) else {
+                continue;
+            };
+            let instance = entry.instance.as_deref().filter(|n| is_name(n));
+            if decl.instances != instance.is_some() {
+                continue;
+            }
+            let key = (ts.to_owned(), instance.map(str::to_owned));
+            let keep_title = self.open.get(&key).and_then(|i| i.title.clone());
+            open.insert(
+                key,
+                Instance {
+                    title: entry.title.clone().or(keep_title),
+                    options: entry.options.clone(),
+                    tools: BTreeMap::new(),
+                },
+            );
+        }
+        self.ended = result.ended.clone().unwrap_or_default();
+        // Replace all dynamic state: a dynamic tool not stated visible is invisible.
+        self.open = open;
+        let dynamic: BTreeSet<String> = self
+            .tools
+            .iter()
+            .filter(|t| t.presence == Presence::Dynamic)
+            .map(|t| t.tool.name.clone())
+            .collect();
+        for name in &dynamic {
+            self.loose.insert(
+                name.clone(),
+                Live {
+                    visible: false,
+                    definition: None,
+                    stamp: rev,
+                },
+            );
+        }
+        let keep: BTreeSet<OpenKey> = self.open.keys().cloned().collect();
+        self.opened_here.retain(|k| keep.contains(k));
+        let mut out = HintOutcome::default();
+        for entry in result.hints().tools.iter().flatten() {
+            if !self.apply_tool_entry(rev, entry, policy) {
+                out.unknown_tool = true;
+            }
+        }
+        self.applied = rev;
+        self.ready = true;
+        self.statements += 1;
+        out.items = self.diff(&before_open, &before_view, &BTreeMap::new(), away);
+        for e in &self.ended {
+            out.items.push(ChangeItem::Ended {
+                id: e.id.clone(),
+                toolset: e.toolset.clone(),
+                instance: e.instance.clone(),
+                reason: e.reason.clone(),
+            });
+        }
+        self.version += 1;
+        out
+    }
+
+    /// Opens or closes an undeclared group on the host side (§5.4); the change it made.
+    pub(crate) fn set_group(&mut self, group: &str, open: bool) -> Vec<ChangeItem> {
+        let before_view = self.view();
+        let was = self.groups_open.contains(group);
+        if was == open {
+            return Vec::new();
+        }
+        if open {
+            self.groups_open.insert(group.to_owned());
+        } else {
+            self.groups_open.remove(group);
+        }
+        let mut items = vec![if open {
+            ChangeItem::Opened {
+                toolset: group.to_owned(),
+                instance: None,
+                title: None,
+            }
+        } else {
+            ChangeItem::Closed {
+                toolset: group.to_owned(),
+                instance: None,
+                cause: CloseCause::Host,
+                reason: None,
+                ended_id: None,
+            }
+        }];
+        let open_now = self.open.clone();
+        items.extend(self.diff(&open_now, &before_view, &BTreeMap::new(), false));
+        self.version += 1;
+        items
+    }
+
+    /// Drops all hint state (toolHints withdrawn, §5.1): every tool becomes static.
+    pub(crate) fn drop_hints(&mut self) {
+        self.hinted = false;
+        self.open.clear();
+        self.loose.clear();
+        self.groups_open.clear();
+        self.declared.clear();
+        for t in &mut self.tools {
+            t.presence = Presence::Static;
+            t.toolset = None;
+        }
+        self.version += 1;
+    }
+}

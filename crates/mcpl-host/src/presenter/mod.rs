@@ -1,0 +1,320 @@
+//! The presenter: one model-facing picture across every server connection.
+//!
+//! It reads controller snapshots and changes (never a controller's fields) and keeps:
+//! - the **published tool list**: every server's static tools plus the four meta-tools (and,
+//!   with projection on, the visible dynamic tools), with a digest and a count of its changes;
+//! - each **agent's window queue**: changes owed as notices, told once and in read order, and
+//!   the changes that ride with a result where the result reaches the agent;
+//! - the **meta-tools**: selector checks, resolution by the two-view rule (§4.2, H37), the
+//!   argument check, and the text of look, refusals and outcomes.
+//!
+//! Like the controller it reads no clock and performs no I/O.
+
+mod check;
+mod meta;
+mod projection;
+pub mod render;
+mod window;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mcpl_protocol::mcp::Tool;
+use mcpl_protocol::rfc014::Presence;
+use serde_json::{Value, json};
+
+use crate::controller::Snapshot;
+
+pub use check::{ArgCheck, check_args};
+pub use meta::{LookQuery, Plan, can_carry, result_text};
+pub use projection::projected_name;
+pub use window::{AgentId, MAX_NOTICE, Token, WindowItem};
+
+/// The bound on one notice's length, in bytes (H73).
+pub fn window_cap() -> usize {
+    MAX_NOTICE
+}
+
+/// The four meta-tools' names (DESIGN.md): constant, and valid for every model API.
+pub const META_OPEN: &str = "toolsets_open";
+/// See [`META_OPEN`].
+pub const META_LOOK: &str = "toolsets_look";
+/// See [`META_OPEN`].
+pub const META_ACT: &str = "toolsets_act";
+/// See [`META_OPEN`].
+pub const META_CLOSE: &str = "toolsets_close";
+
+/// Presenter settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresenterConfig {
+    /// §8.4: show visible dynamic tools as real tools with host-namespaced names. Off by
+    /// default: the list then changes with every visibility change.
+    pub projection: bool,
+    /// §5.5, §8.2: check act's arguments against the instance's definition before sending.
+    pub check_args: bool,
+}
+
+impl Default for PresenterConfig {
+    fn default() -> Self {
+        PresenterConfig {
+            projection: false,
+            check_args: true,
+        }
+    }
+}
+
+/// What the presenter holds per server.
+#[derive(Debug, Clone)]
+struct ServerEntry {
+    snap: Snapshot,
+    push_events: bool,
+    /// Ended ids some statement has reported, for H49's forgetting.
+    reported: BTreeSet<String>,
+    statements: u64,
+}
+
+/// One server's part of the published list (H36: kept whole when a rebuild cannot list it).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Part {
+    presence: BTreeMap<String, Presence>,
+    statics: Vec<Tool>,
+}
+
+/// The model-facing picture across servers; see the module doc.
+///
+/// Inputs: [`update`](Self::update) after draining a controller's effects (and
+/// [`handle_change`](Self::handle_change), [`handle_event`](Self::handle_event),
+/// [`handle_notice`](Self::handle_notice) for each effect, in order, as they are polled);
+/// [`remove_server`](Self::remove_server). Tool list: [`rebuild`](Self::rebuild),
+/// [`tool_list`](Self::tool_list), [`digest`](Self::digest). Window:
+/// [`poll_window`](Self::poll_window), [`take`](Self::take), [`stored`](Self::stored).
+#[derive(Debug, Default)]
+pub struct Presenter {
+    cfg: PresenterConfig,
+    servers: BTreeMap<String, ServerEntry>,
+    published: BTreeMap<String, Part>,
+    list: Vec<Tool>,
+    digest: String,
+    list_changes: u64,
+    rebuilt_once: bool,
+    agents: BTreeMap<AgentId, window::Agent>,
+    next_token: u64,
+}
+
+impl Presenter {
+    /// An empty presenter; call [`rebuild`](Self::rebuild) once servers are added.
+    pub fn new(cfg: PresenterConfig) -> Self {
+        let mut p = Presenter {
+            cfg,
+            ..Presenter::default()
+        };
+        p.rebuild();
+        p.list_changes = 0;
+        p
+    }
+
+    /// Adds or refreshes a server's snapshot and whether it holds the `pushEvents` grant.
+    pub fn update(&mut self, snap: &Snapshot, push_events: bool) {
+        let id = snap.server().to_owned();
+        let entry = self
+            .servers
+            .entry(id.clone())
+            .or_insert_with(|| ServerEntry {
+                snap: snap.clone(),
+                push_events,
+                reported: BTreeSet::new(),
+                statements: 0,
+            });
+        entry.snap = snap.clone();
+        entry.push_events = push_events;
+        if snap.statements() != entry.statements {
+            entry.statements = snap.statements();
+            // H49: an id the server stopped reporting is forgotten, so a later record under
+            // it is told again. Only ids some statement reported are forgotten, so a close's
+            // ended id told before any statement listed it is kept.
+            let now: BTreeSet<String> = snap.ended().iter().map(|e| e.id.clone()).collect();
+            let gone: Vec<String> = entry.reported.difference(&now).cloned().collect();
+            entry.reported = now;
+            let principal = snap.principal().to_owned();
+            for agent in self.agents.values_mut() {
+                for g in &gone {
+                    agent.forget_ended(&id, &principal, g);
+                }
+            }
+        }
+    }
+
+    /// Forgets a server and all its toolset state: owed changes, told and shown marks,
+    /// reminders (H77). Its part of the published list goes at the next rebuild.
+    pub fn remove_server(&mut self, server: &str) {
+        self.servers.remove(server);
+        for agent in self.agents.values_mut() {
+            agent.forget_server(server);
+        }
+    }
+
+    /// The ids of the servers the presenter knows, sorted.
+    pub fn servers(&self) -> Vec<&str> {
+        self.servers.keys().map(String::as_str).collect()
+    }
+
+    /// The latest snapshot of a server.
+    pub fn snapshot(&self, server: &str) -> Option<&Snapshot> {
+        self.servers.get(server).map(|e| &e.snap)
+    }
+
+    /// The published model-facing tool list.
+    pub fn tool_list(&self) -> &[Tool] {
+        &self.list
+    }
+
+    /// The digest of the published list (the cache report's key).
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// How many rebuilds changed the published list since the first.
+    pub fn list_changes(&self) -> u64 {
+        self.list_changes
+    }
+
+    fn multi(&self) -> bool {
+        self.servers.len() > 1
+    }
+
+    /// The name the model calls a server's static tool by.
+    pub fn model_name(&self, server: &str, tool: &str) -> String {
+        if self.multi() {
+            projection::fit(&format!("{server}__{tool}"))
+        } else {
+            tool.to_owned()
+        }
+    }
+
+    fn part_of(snap: &Snapshot) -> Part {
+        let mut part = Part::default();
+        for t in snap.tools() {
+            part.presence.insert(t.tool.name.clone(), t.presence);
+            if t.presence == Presence::Static {
+                part.statics.push(t.tool.clone());
+            }
+        }
+        part
+    }
+
+    /// True when the static part of the list changed for a reason other than a presence
+    /// move: a move alone never asks for a rebuild (H33).
+    pub fn needs_rebuild(&self) -> bool {
+        if self.published.keys().any(|s| !self.servers.contains_key(s)) {
+            return true; // a server was removed
+        }
+        for (id, e) in &self.servers {
+            if !e.snap.listed() {
+                continue;
+            }
+            let Some(old) = self.published.get(id) else {
+                return true;
+            };
+            let new = Self::part_of(&e.snap);
+            let moved = |name: &str| matches!((old.presence.get(name), new.presence.get(name)), (Some(a), Some(b)) if a != b);
+            let olds: Vec<&Tool> = old.statics.iter().filter(|t| !moved(&t.name)).collect();
+            let news: Vec<&Tool> = new.statics.iter().filter(|t| !moved(&t.name)).collect();
+            if olds != news {
+                return true;
+            }
+        }
+        self.cfg.projection && self.projected() != self.list_projected()
+    }
+
+    /// Rebuilds the published list from every server's applied state. A server that cannot
+    /// be listed keeps its published part and none of its moves is told (H36). Moves the new
+    /// list reflects are published and told once each (H34, H35); a move a later list undid is
+    /// never seen. Returns true when the list changed.
+    pub fn rebuild(&mut self) -> bool {
+        let mut parts = BTreeMap::new();
+        let mut moves: Vec<(String, String, bool)> = Vec::new();
+        for (id, e) in &self.servers {
+            if !e.snap.listed() {
+                if let Some(old) = self.published.get(id) {
+                    parts.insert(id.clone(), old.clone());
+                }
+                continue;
+            }
+            let new = Self::part_of(&e.snap);
+            if let Some(old) = self.published.get(id) {
+                for (name, p) in &new.presence {
+                    if let Some(was) = old.presence.get(name) {
+                        if was != p {
+                            moves.push((id.clone(), name.clone(), *p == Presence::Static));
+                        }
+                    }
+                }
+            }
+            parts.insert(id.clone(), new);
+        }
+        self.published = parts;
+        let mut list = Vec::new();
+        for (id, part) in &self.published {
+            for t in &part.statics {
+                let mut tool = t.clone();
+                tool.name = self.model_name(id, &t.name);
+                list.push(tool);
+            }
+        }
+        list.extend(meta::meta_tools());
+        if self.cfg.projection {
+            list.extend(self.projected());
+        }
+        let digest = render::identity(&json!(
+            list.iter()
+                .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
+                .collect::<Vec<_>>()
+        ));
+        let changed = digest != self.digest;
+        if changed && self.rebuilt_once {
+            self.list_changes += 1;
+        }
+        self.rebuilt_once = true;
+        self.list = list;
+        self.digest = digest;
+        for (server, tool, now_static) in moves {
+            self.push_move(&server, &tool, now_static);
+        }
+        changed
+    }
+
+    fn list_projected(&self) -> Vec<Tool> {
+        let metas = meta::meta_tools().len();
+        let statics: usize = self.published.values().map(|p| p.statics.len()).sum();
+        self.list.iter().skip(statics + metas).cloned().collect()
+    }
+
+    /// Where a tool is in the published list: `Some(Static)` when offered by name,
+    /// `Some(Dynamic)` when published as dynamic, `None` when never published.
+    fn published_presence(&self, server: &str, tool: &str) -> Option<Presence> {
+        self.published.get(server)?.presence.get(tool).copied()
+    }
+
+    /// H37: a call by name works while the published list or the latest list shows the
+    /// tool static.
+    pub fn callable_by_name(&self, server: &str, tool: &str) -> bool {
+        let latest = self
+            .snapshot(server)
+            .and_then(|s| s.tool(tool))
+            .map(|t| t.presence);
+        self.published_presence(server, tool) == Some(Presence::Static)
+            || latest == Some(Presence::Static)
+    }
+
+    /// H37: act takes a tool while the published list or the latest list shows it dynamic.
+    pub fn actable(&self, server: &str, tool: &str) -> bool {
+        let latest = self
+            .snapshot(server)
+            .and_then(|s| s.tool(tool))
+            .map(|t| t.presence);
+        (self.published_presence(server, tool) == Some(Presence::Dynamic)
+            || latest == Some(Presence::Dynamic))
+            && self
+                .snapshot(server)
+                .is_some_and(|s| s.tool(tool).is_some())
+    }
+}

@@ -1,0 +1,264 @@
+//! Bounded rendering of server-written JSON: first sentences, signatures, printed JSON and
+//! definition identity (H69-H76).
+//!
+//! Nothing here recurses on server data: every walk carries an explicit stack and a depth
+//! counter, so the stack size is never the limit and the same input renders the same way in
+//! debug and release builds on every target (H72).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The fixed nesting bound for signatures and printed JSON (H72).
+pub const MAX_DEPTH: usize = 64;
+/// The longest first sentence, in characters (H71).
+pub const MAX_SENTENCE: usize = 200;
+/// The longest signature, in bytes, before "(too long to show)" (H73).
+pub const MAX_SIGNATURE: usize = 2_000;
+/// The longest printed JSON, in bytes, before "(too long to show)" (H73).
+pub const MAX_JSON: usize = 16_000;
+/// What a printed value deeper than [`MAX_DEPTH`] becomes (H72).
+pub const TOO_DEEP: &str = "(too deep to show)";
+/// What ends output cut at its size bound (H73).
+pub const TOO_LONG: &str = "(too long to show)";
+
+/// Cuts `s` to at most `max` bytes on a `char` boundary that also never splits a UTF-16
+/// surrogate pair (every char boundary is one, since a pair is one `char`) (H71).
+pub fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The first sentence of a description, only when it is a string (H71), bounded in length.
+pub fn first_sentence(description: Option<&Value>) -> Option<String> {
+    let text = description?.as_str()?.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let end = text
+        .char_indices()
+        .find(|&(i, c)| {
+            matches!(c, '.' | '!' | '?')
+                && text[i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map_or(text.len(), |(i, c)| i + c.len_utf8());
+    let sentence = &text[..end];
+    let bounded: String = sentence.chars().take(MAX_SENTENCE).collect();
+    if bounded.len() < sentence.len() {
+        Some(format!("{bounded}…"))
+    } else {
+        Some(bounded)
+    }
+}
+
+/// A type read only from a string or an array of strings; anything else is unknown (H70).
+pub fn type_of(schema: &Value) -> String {
+    match schema.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) if !ts.is_empty() && ts.iter().all(Value::is_string) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ => "unknown".to_owned(),
+    }
+}
+
+/// A one-line signature, `name(a: string, b?: "x"|"y")`, bounded in depth and size (H72, H73).
+///
+/// Only the top-level properties are listed; a property's `enum`/`const` literals are printed
+/// with [`json`], which renders anything nested past the bound as `…`.
+pub fn signature(name: &str, schema: &Value) -> String {
+    let mut out = format!("{name}(");
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        for (i, (key, prop)) in props.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let opt = if required.contains(&key.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            let ty = literal_type(prop);
+            let _ = write!(out, "{key}{opt}: {ty}");
+            if out.len() > MAX_SIGNATURE {
+                return format!("{} {TOO_LONG}", cut(&out, MAX_SIGNATURE));
+            }
+        }
+    }
+    out.push(')');
+    out
+}
+
+fn literal_type(prop: &Value) -> String {
+    if let Some(Value::Array(values)) = prop.get("enum") {
+        let parts: Vec<String> = values.iter().map(|v| json_at(v, 1, "…", 200)).collect();
+        return parts.join("|");
+    }
+    if let Some(c) = prop.get("const") {
+        return json_at(c, 1, "…", 200);
+    }
+    type_of(prop)
+}
+
+/// Prints JSON compactly, with values nested deeper than [`MAX_DEPTH`] shown as
+/// "(too deep to show)" and output past [`MAX_JSON`] cut with "(too long to show)".
+pub fn json(value: &Value) -> String {
+    json_at(value, 0, TOO_DEEP, MAX_JSON)
+}
+
+/// Iterative compact printer: `start` is the depth of `value`, `deep` what replaces a value
+/// past [`MAX_DEPTH`], `max` the byte bound.
+fn json_at(value: &Value, start: usize, deep: &str, max: usize) -> String {
+    enum Step<'a> {
+        Value(&'a Value, usize),
+        Text(&'static str),
+        Key(&'a str),
+    }
+    let mut out = String::new();
+    let mut stack = vec![Step::Value(value, start)];
+    while let Some(step) = stack.pop() {
+        if out.len() > max {
+            return format!("{} {TOO_LONG}", cut(&out, max));
+        }
+        match step {
+            Step::Text(t) => out.push_str(t),
+            Step::Key(k) => {
+                out.push_str(&Value::String(k.to_owned()).to_string());
+                out.push(':');
+            }
+            Step::Value(v, depth) => match v {
+                Value::Array(_) | Value::Object(_) if depth >= MAX_DEPTH => out.push_str(deep),
+                Value::Array(items) => {
+                    out.push('[');
+                    stack.push(Step::Text("]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        stack.push(Step::Value(item, depth + 1));
+                        if i > 0 {
+                            stack.push(Step::Text(","));
+                        }
+                    }
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    stack.push(Step::Text("}"));
+                    let entries: Vec<_> = map.iter().collect();
+                    for (i, (k, item)) in entries.into_iter().enumerate().rev() {
+                        stack.push(Step::Value(item, depth + 1));
+                        stack.push(Step::Key(k));
+                        if i > 0 {
+                            stack.push(Step::Text(","));
+                        }
+                    }
+                }
+                scalar => out.push_str(&scalar.to_string()),
+            },
+        }
+    }
+    if out.len() > max {
+        return format!("{} {TOO_LONG}", cut(&out, max));
+    }
+    out
+}
+
+/// Definition identity (H75): a SHA-256 over canonical JSON (sorted keys, numbers in one
+/// form), computed iteratively over the whole value, so two values that differ anywhere, at
+/// any depth, get different identities.
+pub fn identity(value: &Value) -> String {
+    enum Item<'a> {
+        V(&'a Value),
+        K(&'a str),
+        End,
+    }
+    fn text(h: &mut Sha256, tag: &[u8], s: &str) {
+        h.update(tag);
+        h.update(s.len().to_le_bytes());
+        h.update(s.as_bytes());
+    }
+    let mut h = Sha256::new();
+    let mut stack = vec![Item::V(value)];
+    while let Some(item) = stack.pop() {
+        match item {
+            // The end marker keeps `[[1],2]` and `[[1,2]]` apart.
+            Item::End => h.update(b")"),
+            Item::K(k) => text(&mut h, b"k", k),
+            Item::V(Value::Null) => h.update(b"n"),
+            Item::V(Value::Bool(b)) => h.update(if *b { b"t" } else { b"f" }),
+            Item::V(Value::Number(n)) => {
+                // Normalized: 1 and 1.0 are one number.
+                let f = n.as_f64().unwrap_or(0.0);
+                let form = if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    format!("{}", f as i64)
+                } else {
+                    n.to_string()
+                };
+                text(&mut h, b"#", &form);
+            }
+            Item::V(Value::String(s)) => text(&mut h, b"s", s),
+            Item::V(Value::Array(items)) => {
+                h.update(b"[");
+                stack.push(Item::End);
+                stack.extend(items.iter().rev().map(Item::V));
+            }
+            Item::V(Value::Object(map)) => {
+                h.update(b"{");
+                stack.push(Item::End);
+                let mut keys: Vec<(&String, &Value)> = map.iter().collect();
+                keys.sort_by(|a, b| a.0.cmp(b.0));
+                for (k, v) in keys.into_iter().rev() {
+                    stack.push(Item::V(v));
+                    stack.push(Item::K(k));
+                }
+            }
+        }
+    }
+    let digest = h.finalize();
+    digest.iter().take(16).fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn identity_orders_keys_and_normalizes_numbers() {
+        assert_eq!(
+            identity(&json!({"a": 1, "b": 2})),
+            identity(&json!({"b": 2, "a": 1.0}))
+        );
+        assert_ne!(identity(&json!([[1], 2])), identity(&json!([[1, 2]])));
+    }
+
+    #[test]
+    fn first_sentence_stops_at_the_first_full_stop() {
+        assert_eq!(
+            first_sentence(Some(&json!("Play a move. More."))).as_deref(),
+            Some("Play a move.")
+        );
+        assert_eq!(
+            first_sentence(Some(&json!("v1.2 is out"))).as_deref(),
+            Some("v1.2 is out")
+        );
+        assert_eq!(first_sentence(Some(&json!(5))), None);
+    }
+}

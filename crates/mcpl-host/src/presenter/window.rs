@@ -1,0 +1,737 @@
+//! Each agent's window queue: changes owed as notices, in read order, told once; changes that
+//! ride with a result; and the told marks (ended ids, shown first sentences, announcements)
+//! that are committed only once the text carrying them was stored (H41-H54).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use mcpl_protocol::rfc014::{Presence, SuggestAction, SuggestEntry};
+use serde_json::{Value, json};
+
+use super::render::{self, cut, first_sentence};
+use super::{Presenter, ServerEntry};
+use crate::controller::{
+    Carrier, Change, ChangeItem, CloseCause, Notice, Pending, PushEvent, ReadSeq,
+};
+
+/// The embedding agent's id (an agent has one window).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AgentId(pub String);
+
+/// Names one piece of text handed to the embedder; report it with
+/// [`Presenter::stored`] or [`Presenter::not_stored`]. Also the row tag reminders look for.
+pub type Token = u64;
+
+/// Text for an agent's window (a notice, an event, a change riding with a result, a look).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowItem {
+    /// Report the outcome of storing this text under this token.
+    pub token: Token,
+    /// The server the text is about.
+    pub server: String,
+    /// The text, with every server-written part attributed to the server (H54).
+    pub text: String,
+}
+
+/// The longest notice, in bytes, before "(too long to show)" (H73).
+pub const MAX_NOTICE: usize = 8_000;
+/// The longest server-written string quoted in a notice, in bytes (§10: hosts may cap it).
+const MAX_QUOTE: usize = 500;
+
+#[derive(Debug, Clone)]
+enum Body {
+    Change(Change),
+    Event {
+        ev: PushEvent,
+        change: Option<Change>,
+    },
+    Suggestion(SuggestEntry),
+    Move {
+        tool: String,
+        now_static: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// To be told as a notice (or by the next carrier, without the grant).
+    Owed,
+    /// Claimed at read time by a taker registered for this request (H42).
+    Claimed(Pending),
+    /// A push's change, waiting for the push's own delivery (H47).
+    AwaitEvent(ReadSeq),
+    /// Handed out under this token; not yet stored.
+    Out(Token),
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    server: String,
+    body: Body,
+    state: State,
+}
+
+type ShownKey = (String, String, String);
+type EndedKey = (String, String, String);
+type AnnounceKey = (String, String, Option<String>);
+
+/// What storing a piece of text commits.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Marks {
+    ended: Vec<EndedKey>,
+    shown: Vec<ShownKey>,
+    announced: Vec<AnnounceKey>,
+}
+
+/// One agent's queue and told state.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Agent {
+    entries: Vec<Entry>,
+    takers: BTreeSet<(String, Pending)>,
+    told_ended: BTreeSet<EndedKey>,
+    shown: BTreeSet<ShownKey>,
+    pub(super) announced: BTreeMap<AnnounceKey, Token>,
+    out: BTreeMap<Token, Marks>,
+    /// Pushes delivered before their change was applied (held on Streamable HTTP): their
+    /// change, when it comes, is owed as a notice instead of waiting for the push.
+    early_events: VecDeque<(String, ReadSeq)>,
+}
+
+/// How many early pushes an agent remembers.
+const EARLY_EVENTS: usize = 256;
+
+impl Agent {
+    pub(super) fn forget_ended(&mut self, server: &str, principal: &str, id: &str) {
+        self.told_ended
+            .remove(&(server.to_owned(), principal.to_owned(), id.to_owned()));
+    }
+
+    pub(super) fn forget_server(&mut self, server: &str) {
+        self.entries.retain(|e| e.server != server);
+        self.takers.retain(|(s, _)| s != server);
+        self.told_ended.retain(|(s, _, _)| s != server);
+        self.shown.retain(|(s, _, _)| s != server);
+        self.announced.retain(|(s, _, _), _| s != server);
+    }
+
+    pub(super) fn is_shown(&self, key: &ShownKey) -> bool {
+        self.shown.contains(key)
+    }
+}
+
+fn key_text(toolset: &str, instance: Option<&str>) -> String {
+    match instance {
+        Some(i) => format!("`{toolset}`/`{i}`"),
+        None => format!("`{toolset}`"),
+    }
+}
+
+/// Server-written text, quoted and attributed (H54, §10).
+pub(super) fn quote(server: &str, text: &str) -> String {
+    let q = serde_json::to_string(cut(text, MAX_QUOTE)).unwrap_or_default();
+    format!("{server} says {q}")
+}
+
+/// The identity of a tool's effective definition in one place (H75).
+pub(super) fn shown_key(
+    server: &str,
+    snap: &crate::controller::Snapshot,
+    tool: &str,
+    instance: Option<&str>,
+) -> Option<ShownKey> {
+    let d = snap.definition(tool, instance)?;
+    let v = json!({"description": d.description, "inputSchema": d.input_schema, "annotations": d.annotations});
+    Some((server.to_owned(), tool.to_owned(), render::identity(&v)))
+}
+
+/// Renders one entry for an agent: its lines and what storing them commits.
+fn render_body(
+    p: &Presenter,
+    agent: &Agent,
+    server: &str,
+    body: &Body,
+    marks: &mut Marks,
+    full: bool,
+) -> Vec<String> {
+    let entry: Option<&ServerEntry> = p.servers.get(server);
+    let mut lines = Vec::new();
+    match body {
+        Body::Change(c) => lines.extend(render_change(p, agent, entry, server, c, marks, full)),
+        Body::Event { ev, change } => {
+            let mut params = ev.params.clone();
+            if let Some(o) = params.as_object_mut() {
+                o.remove("hints");
+            }
+            lines.push(format!("event from {server}: {}", render::json(&params)));
+            if let Some(c) = change {
+                lines.extend(render_change(p, agent, entry, server, c, marks, full));
+            }
+        }
+        Body::Suggestion(s) => {
+            let action = match s.action {
+                SuggestAction::Open => "opening",
+                SuggestAction::Close => "closing",
+            };
+            let mut line = format!(
+                "- {server} suggests {action} {} (a suggestion only: nothing was done)",
+                key_text(&s.toolset, s.instance.as_deref())
+            );
+            if let Some(r) = &s.reason {
+                line.push_str(&format!("; reason: {}", quote(server, r)));
+            }
+            lines.push(line);
+        }
+        Body::Move { tool, now_static } => lines.push(if *now_static {
+            format!(
+                "- `{tool}` moved: call it by name as `{}`",
+                p.model_name(server, tool)
+            )
+        } else {
+            format!("- `{tool}` moved: reach it through {}", super::META_ACT)
+        }),
+    }
+    lines
+}
+
+fn render_change(
+    p: &Presenter,
+    agent: &Agent,
+    entry: Option<&ServerEntry>,
+    server: &str,
+    c: &Change,
+    marks: &mut Marks,
+    full: bool,
+) -> Vec<String> {
+    let principal = entry
+        .map(|e| e.snap.principal().to_owned())
+        .unwrap_or_default();
+    let told = |id: &str, marks: &Marks| {
+        let k = (server.to_owned(), principal.clone(), id.to_owned());
+        agent.told_ended.contains(&k) || marks.ended.contains(&k)
+    };
+    let mut lines = Vec::new();
+    // Ends named by an Ended item are told by it, with their reason (not twice).
+    let ended_keys: BTreeSet<(String, Option<String>)> = c
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ChangeItem::Ended {
+                toolset, instance, ..
+            } => Some((toolset.clone(), instance.clone())),
+            _ => None,
+        })
+        .collect();
+    for item in &c.items {
+        match item {
+            ChangeItem::Opened {
+                toolset,
+                instance,
+                title,
+            } => {
+                let mut line = format!("- {} is open", key_text(toolset, instance.as_deref()));
+                if let Some(t) = title {
+                    line.push_str(&format!(", titled by {}", quote(server, t)));
+                }
+                lines.push(line);
+                marks
+                    .announced
+                    .push((server.to_owned(), toolset.clone(), instance.clone()));
+            }
+            ChangeItem::Closed {
+                toolset,
+                instance,
+                cause,
+                reason,
+                ended_id,
+            } => {
+                if ended_keys.contains(&(toolset.clone(), instance.clone()))
+                    && *cause == CloseCause::Server
+                {
+                    continue;
+                }
+                if let Some(id) = ended_id {
+                    if told(id, marks) {
+                        continue;
+                    }
+                    marks
+                        .ended
+                        .push((server.to_owned(), principal.clone(), id.clone()));
+                }
+                let key = key_text(toolset, instance.as_deref());
+                let mut line = match cause {
+                    CloseCause::EndedWhileAway => {
+                        format!("- {key} ended while the connection was down (reason unknown)")
+                    }
+                    CloseCause::DeclarationRemoved => {
+                        format!("- {key} closed: {server} no longer declares it")
+                    }
+                    CloseCause::Host => format!("- {key} closed by the host"),
+                    _ => format!("- {key} closed"),
+                };
+                if let Some(r) = reason {
+                    line.push_str(&format!("; reason: {}", quote(server, r)));
+                }
+                lines.push(line);
+            }
+            ChangeItem::Ended {
+                id,
+                toolset,
+                instance,
+                reason,
+            } => {
+                if told(id, marks) {
+                    continue;
+                }
+                marks
+                    .ended
+                    .push((server.to_owned(), principal.clone(), id.clone()));
+                let mut line = format!("- {} ended", key_text(toolset, instance.as_deref()));
+                if let Some(r) = reason {
+                    line.push_str(&format!("; reason: {}", quote(server, r)));
+                }
+                lines.push(line);
+            }
+            ChangeItem::Retitled {
+                toolset,
+                instance,
+                title,
+            } => lines.push(format!(
+                "- {} is now titled by {}",
+                key_text(toolset, instance.as_deref()),
+                quote(server, title)
+            )),
+            ChangeItem::Visibility {
+                tool,
+                toolset,
+                instance,
+                visible,
+            } => {
+                let place = match toolset {
+                    Some(ts) => format!(" in {}", key_text(ts, instance.as_deref())),
+                    None => String::new(),
+                };
+                if *visible {
+                    let desc =
+                        describe(agent, entry, server, tool, instance.as_deref(), marks, full);
+                    lines.push(format!("- `{tool}`{place} is available{desc}"));
+                } else {
+                    lines.push(format!("- `{tool}`{place} is no longer available"));
+                }
+            }
+            ChangeItem::Redefined { tool, instance } => {
+                let place = instance
+                    .as_ref()
+                    .map(|i| format!(" in `{i}`"))
+                    .unwrap_or_default();
+                let desc = describe(agent, entry, server, tool, instance.as_deref(), marks, full);
+                lines.push(format!("- `{tool}`{place} changed{desc}"));
+            }
+            _ => {}
+        }
+    }
+    let _ = p;
+    lines
+}
+
+/// The first sentence owed for a tool (H50), or its whole description when the text may never
+/// reach an agent (H52, `full`; nothing is marked then).
+fn describe(
+    agent: &Agent,
+    entry: Option<&ServerEntry>,
+    server: &str,
+    tool: &str,
+    instance: Option<&str>,
+    marks: &mut Marks,
+    full: bool,
+) -> String {
+    let Some(e) = entry else { return String::new() };
+    let Some(def) = e.snap.definition(tool, instance) else {
+        return String::new();
+    };
+    if full {
+        let desc = def
+            .description
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let sig = render::signature(tool, &def.input_schema);
+        return format!(": {sig}; {}", quote(server, desc));
+    }
+    let Some(key) = shown_key(server, &e.snap, tool, instance) else {
+        return String::new();
+    };
+    if agent.is_shown(&key) || marks.shown.contains(&key) {
+        return String::new();
+    }
+    let Some(sentence) = first_sentence(def.description.as_ref()) else {
+        return String::new();
+    };
+    marks.shown.push(key);
+    format!(": {}", quote(server, &sentence))
+}
+
+fn finish(server: &str, lines: Vec<String>) -> Option<String> {
+    if lines.is_empty() {
+        return None;
+    }
+    let mut text = format!("Toolset update from {server}:\n{}", lines.join("\n"));
+    if text.len() > MAX_NOTICE {
+        text = format!("{}\n{}", cut(&text, MAX_NOTICE), render::TOO_LONG);
+    }
+    Some(text)
+}
+
+impl Presenter {
+    /// Registers an agent window; changes read from now on are owed to it.
+    pub fn add_agent(&mut self, agent: AgentId) {
+        self.agents.entry(agent).or_default();
+    }
+
+    /// Forgets an agent. Changes claimed for it are lost with it only if no other agent
+    /// owes them; each agent has its own queue.
+    pub fn remove_agent(&mut self, agent: &AgentId) {
+        self.agents.remove(agent);
+    }
+
+    /// Registers the agent as the taker of a request's change, before the request is sent
+    /// (H42): a change its answer carries rides with the answer.
+    pub fn register_taker(&mut self, agent: &AgentId, server: &str, pending: Pending) {
+        if let Some(a) = self.agents.get_mut(agent) {
+            a.takers.insert((server.to_owned(), pending));
+        }
+    }
+
+    fn push_entry(&mut self, server: &str, body: Body, state_for: impl Fn(&Agent) -> State) {
+        for a in self.agents.values_mut() {
+            let state = state_for(a);
+            a.entries.push(Entry {
+                server: server.to_owned(),
+                body: body.clone(),
+                state,
+            });
+        }
+    }
+
+    /// A controller's `Changed` effect, handled as it is polled (read time, H42): claimed by
+    /// the request's registered taker, kept for the push's delivery, or owed as a notice.
+    pub fn handle_change(&mut self, server: &str, change: &Change) {
+        let body = Body::Change(change.clone());
+        let carrier = change.carrier.clone();
+        let seq = change.seq;
+        self.push_entry(server, body, |a| match &carrier {
+            Carrier::Result {
+                pending,
+                late: false,
+            } if a.takers.contains(&(server.to_owned(), *pending)) => State::Claimed(*pending),
+            Carrier::Push { accepted: true, .. }
+                if !a.early_events.contains(&(server.to_owned(), seq)) =>
+            {
+                State::AwaitEvent(seq)
+            }
+            _ => State::Owed,
+        });
+    }
+
+    /// A controller's `Event` effect: the push is delivered with its own change (H47).
+    pub fn handle_event(&mut self, server: &str, ev: &PushEvent) {
+        for a in self.agents.values_mut() {
+            let waiting = a
+                .entries
+                .iter_mut()
+                .find(|e| e.server == server && e.state == State::AwaitEvent(ev.seq));
+            match waiting {
+                Some(e) => {
+                    if let Body::Change(c) = &e.body {
+                        e.body = Body::Event {
+                            ev: ev.clone(),
+                            change: Some(c.clone()),
+                        };
+                    }
+                    e.state = State::Owed;
+                }
+                None => {
+                    if a.early_events.len() >= EARLY_EVENTS {
+                        a.early_events.pop_front();
+                    }
+                    a.early_events.push_back((server.to_owned(), ev.seq));
+                    a.entries.push(Entry {
+                        server: server.to_owned(),
+                        body: Body::Event {
+                            ev: ev.clone(),
+                            change: None,
+                        },
+                        state: State::Owed,
+                    });
+                }
+            }
+        }
+    }
+
+    /// A controller's `Notice` effect (a suggestion): owed like a change (§7).
+    pub fn handle_notice(&mut self, server: &str, notice: &Notice) {
+        match notice {
+            Notice::Suggestion { entry, .. } => {
+                self.push_entry(server, Body::Suggestion(entry.clone()), |_| State::Owed);
+            }
+        }
+    }
+
+    pub(super) fn push_move(&mut self, server: &str, tool: &str, now_static: bool) {
+        let body = Body::Move {
+            tool: tool.to_owned(),
+            now_static,
+        };
+        self.push_entry(server, body, |_| State::Owed);
+    }
+
+    fn token(&mut self) -> Token {
+        self.next_token += 1;
+        self.next_token
+    }
+
+    fn noticeable(&self, e: &Entry) -> bool {
+        // H47: a notice needs the grant; a push's own delivery already had it.
+        matches!(e.body, Body::Event { .. })
+            || self.servers.get(&e.server).is_some_and(|s| s.push_events)
+    }
+
+    /// The next notice for the agent's window, in read order. Returns `None` while an earlier
+    /// change is claimed or handed out and not yet stored (H41, H46), and skips changes of a
+    /// server without the `pushEvents` grant, which stay owed for its next carrier (H47).
+    pub fn poll_window(&mut self, agent: &AgentId) -> Option<WindowItem> {
+        loop {
+            let a = self.agents.get(agent)?;
+            let mut pick = None;
+            for (i, e) in a.entries.iter().enumerate() {
+                match e.state {
+                    State::Owed if self.noticeable(e) => {
+                        pick = Some(i);
+                        break;
+                    }
+                    State::Owed => {
+                        if !self.servers.contains_key(&e.server) {
+                            continue;
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+            let i = pick?;
+            let e = a.entries[i].clone();
+            let mut marks = Marks::default();
+            let lines = render_body(self, a, &e.server, &e.body, &mut marks, false);
+            match finish(&e.server, lines) {
+                None => {
+                    // Nothing left to tell (already told): drop it and look further.
+                    if let Some(a) = self.agents.get_mut(agent) {
+                        a.entries.remove(i);
+                    }
+                }
+                Some(text) => {
+                    let token = self.token();
+                    let a = self.agents.get_mut(agent)?;
+                    a.entries[i].state = State::Out(token);
+                    a.out.insert(token, marks);
+                    return Some(WindowItem {
+                        token,
+                        server: e.server,
+                        text,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The change that rides with a request's answer (H42, H44), together with earlier
+    /// changes of the same server still owed (H66; H47 without the grant). `room` is what the
+    /// result's inline cap leaves (H84): if the change does not fit, it stays owed as a
+    /// notice and `None` comes back. Unregisters the taker.
+    pub fn take(
+        &mut self,
+        agent: &AgentId,
+        server: &str,
+        pending: Pending,
+        room: Option<usize>,
+    ) -> Option<WindowItem> {
+        let a = self.agents.get_mut(agent)?;
+        a.takers.remove(&(server.to_owned(), pending));
+        let claimed = a
+            .entries
+            .iter()
+            .position(|e| e.server == server && e.state == State::Claimed(pending))?;
+        // Earlier changes of this server still owed ride along, in read order (H46, H66;
+        // without the grant this is their only way to the agent, H47).
+        let picks: Vec<usize> = (0..=claimed)
+            .filter(|&i| {
+                let e = &a.entries[i];
+                i == claimed || (e.server == server && e.state == State::Owed)
+            })
+            .collect();
+        let a = self.agents.get(agent)?;
+        let mut marks = Marks::default();
+        let mut lines = Vec::new();
+        for &i in &picks {
+            let e = &a.entries[i];
+            lines.extend(render_body(self, a, server, &e.body, &mut marks, false));
+        }
+        let text = finish(server, lines);
+        let a = self.agents.get_mut(agent)?;
+        let Some(text) = text else {
+            a.entries.remove(claimed);
+            return None;
+        };
+        if room.is_some_and(|r| text.len() > r) {
+            a.entries[claimed].state = State::Owed; // H84: told as a notice instead
+            return None;
+        }
+        self.next_token += 1;
+        let token = self.next_token;
+        let a = self.agents.get_mut(agent)?;
+        for &i in &picks {
+            a.entries[i].state = State::Out(token);
+        }
+        a.out.insert(token, marks);
+        Some(WindowItem {
+            token,
+            server: server.to_owned(),
+            text,
+        })
+    }
+
+    /// The taker stopped waiting (turn cancelled, call failed after its result was read,
+    /// H45, H87): its claimed change becomes owed again, at its place in read order.
+    pub fn release(&mut self, agent: &AgentId, server: &str, pending: Pending) {
+        if let Some(a) = self.agents.get_mut(agent) {
+            a.takers.remove(&(server.to_owned(), pending));
+            for e in &mut a.entries {
+                if e.server == server && e.state == State::Claimed(pending) {
+                    e.state = State::Owed;
+                }
+            }
+        }
+    }
+
+    /// The text under `token` was stored in the agent's window: its changes count as told,
+    /// its ended ids and first sentences as shown (H42, H48, H50).
+    pub fn stored(&mut self, agent: &AgentId, token: Token) {
+        let Some(a) = self.agents.get_mut(agent) else {
+            return;
+        };
+        a.entries.retain(|e| e.state != State::Out(token));
+        if let Some(m) = a.out.remove(&token) {
+            a.told_ended.extend(m.ended);
+            a.shown.extend(m.shown);
+            for k in m.announced {
+                a.announced.insert(k, token);
+            }
+        }
+    }
+
+    /// The text under `token` could not be stored: its changes are owed again (H45).
+    pub fn not_stored(&mut self, agent: &AgentId, token: Token) {
+        let Some(a) = self.agents.get_mut(agent) else {
+            return;
+        };
+        a.out.remove(&token);
+        for e in &mut a.entries {
+            if e.state == State::Out(token) {
+                e.state = State::Owed;
+            }
+        }
+    }
+
+    /// How many entries the agent is still owed (notices, claimed or handed-out changes).
+    pub fn owed(&self, agent: &AgentId) -> usize {
+        self.agents.get(agent).map_or(0, |a| a.entries.len())
+    }
+
+    /// Renders a change for a result that may never reach an agent (H52): every tool it
+    /// names is described in full, and nothing is marked.
+    pub fn render_detached(&self, server: &str, change: &Change) -> Option<String> {
+        let agent = Agent::default();
+        let mut marks = Marks::default();
+        let lines = render_body(
+            self,
+            &agent,
+            server,
+            &Body::Change(change.clone()),
+            &mut marks,
+            true,
+        );
+        finish(server, lines)
+    }
+
+    /// Hands out text under a fresh token with the given marks (look, reminders).
+    pub(super) fn hand_out(
+        &mut self,
+        agent: &AgentId,
+        server: &str,
+        text: String,
+        marks: Marks,
+    ) -> WindowItem {
+        let token = self.token();
+        if let Some(a) = self.agents.get_mut(agent) {
+            a.out.insert(token, marks);
+        }
+        WindowItem {
+            token,
+            server: server.to_owned(),
+            text,
+        }
+    }
+
+    /// H53: a compact reminder of open toolsets whose announcement is no longer whole in the
+    /// agent's compiled context (`compiled`: the tokens of the rows in it). Only servers with
+    /// the `pushEvents` grant are reminded. Storing the reminder makes it the announcement.
+    pub fn reminder(&mut self, agent: &AgentId, compiled: &BTreeSet<Token>) -> Option<WindowItem> {
+        let a = self.agents.get(agent)?;
+        let mut lines = Vec::new();
+        let mut marks = Marks::default();
+        for (id, e) in &self.servers {
+            if !e.push_events {
+                continue;
+            }
+            for ((ts, inst), open) in e.snap.open() {
+                let key = (id.clone(), ts.clone(), inst.clone());
+                if a.announced.get(&key).is_some_and(|t| compiled.contains(t)) {
+                    continue;
+                }
+                let tools: Vec<String> = e
+                    .snap
+                    .tools()
+                    .iter()
+                    .filter(|t| {
+                        t.presence == Presence::Dynamic && t.toolset.as_deref() == Some(ts.as_str())
+                    })
+                    .filter(|t| e.snap.visible(&t.tool.name, inst.as_deref()))
+                    .map(|t| format!("`{}`", t.tool.name))
+                    .collect();
+                let mut line = format!("- {id}: {} is open", key_text(ts, inst.as_deref()));
+                if let Some(t) = &open.title {
+                    line.push_str(&format!(" ({})", quote(id, t)));
+                }
+                if !tools.is_empty() {
+                    line.push_str(&format!("; tools: {}", tools.join(", ")));
+                }
+                lines.push(line);
+                marks.announced.push(key);
+            }
+        }
+        if lines.is_empty() {
+            return None;
+        }
+        let text = format!(
+            "Open toolsets (use {}):\n{}",
+            super::META_ACT,
+            lines.join("\n")
+        );
+        Some(self.hand_out(agent, "", text, marks))
+    }
+
+    /// Marks look's rendered tools as shown once its text is stored (H51).
+    pub(super) fn look_marks(&self, shown: Vec<ShownKey>) -> Marks {
+        Marks {
+            shown,
+            ..Marks::default()
+        }
+    }
+}

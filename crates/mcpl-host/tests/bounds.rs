@@ -1,0 +1,247 @@
+//! H69-H76: rendering never panics and is bounded; definition identity misses nothing.
+
+mod common;
+
+use common::*;
+use mcpl_host::presenter::render::{self, MAX_DEPTH, TOO_DEEP, TOO_LONG};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| json!(f)),
+        ".{0,40}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(6, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z$]{0,8}", inner, 0..8)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn nested(depth: usize, leaf: Value) -> Value {
+    let mut v = leaf;
+    for _ in 0..depth {
+        v = json!([v]);
+    }
+    v
+}
+
+proptest! {
+    #[test]
+    fn h69_rendering_never_panics_on_any_definition(desc in arb_json(), schema in arb_json(), class in arb_json()) {
+        let _ = render::first_sentence(Some(&desc));
+        let _ = render::signature("t", &schema);
+        let _ = render::json(&schema);
+        let _ = render::identity(&schema);
+        let _ = render::type_of(&schema);
+        // Through look and notices, with the definition on a live server.
+        let mut s = arcade();
+        s.tools.push(json!({"name": "odd", "description": desc, "inputSchema": schema,
+            "_meta": {"mcpl/presence": "dynamic", "mcpl/class": class}}));
+        let mut h = Host::new(vec![("arcade", s)]);
+        let _ = h.call("toolsets_look", json!({"tool": "odd"}));
+        let _ = h.call("toolsets_look", json!({}));
+        h.pair("arcade").server.borrow_mut().set_visible("odd", None, true);
+        let _ = h.notices();
+    }
+}
+
+#[test]
+fn h70_a_type_is_read_only_from_a_string_or_strings() {
+    assert_eq!(render::type_of(&json!({"type": "string"})), "string");
+    assert_eq!(
+        render::type_of(&json!({"type": ["string", "null"]})),
+        "string|null"
+    );
+    assert_eq!(render::type_of(&json!({"type": 5})), "unknown");
+    assert_eq!(render::type_of(&json!({"type": ["string", 1]})), "unknown");
+    assert_eq!(render::type_of(&json!({"type": {"a": 1}})), "unknown");
+}
+
+#[test]
+fn h71_the_first_sentence_cut_falls_on_a_char_boundary() {
+    // A 4-byte emoji exactly at the bound.
+    let text = format!(
+        "{}😀{}",
+        "a".repeat(render::MAX_SENTENCE - 1),
+        "b".repeat(50)
+    );
+    let s = render::first_sentence(Some(&json!(text))).expect("sentence");
+    assert!(s.ends_with("😀…"), "{s}");
+    for cut_at in 0..8 {
+        let s = "ab😀cd";
+        let c = render::cut(s, cut_at);
+        assert!(s.starts_with(c));
+    }
+    assert_eq!(
+        render::first_sentence(Some(&json!(["not", "a", "string"]))),
+        None
+    );
+}
+
+#[test]
+fn h72_one_fixed_nesting_bound_on_both_sides() {
+    let below = nested(MAX_DEPTH - 1, json!(1));
+    let at = nested(MAX_DEPTH, json!([1]));
+    assert!(!render::json(&below).contains(TOO_DEEP));
+    assert!(render::json(&at).contains(TOO_DEEP));
+    // An enum literal nested deeper renders as `…` in a signature.
+    let schema = json!({"properties": {"m": {"enum": [nested(MAX_DEPTH + 2, json!(1))]}}});
+    let sig = render::signature("t", &schema);
+    assert!(sig.contains('…'), "{sig}");
+    assert!(!sig.contains(TOO_DEEP));
+}
+
+#[test]
+fn h73_output_is_bounded_in_size() {
+    let long = json!({"properties": {"a": {"enum": ["x".repeat(100_000)]}}});
+    let sig = render::signature("t", &long);
+    assert!(
+        sig.len() < 10_000 && sig.contains(TOO_LONG),
+        "{}",
+        sig.len()
+    );
+    let big = json!(vec!["y".repeat(1000); 100]);
+    let printed = render::json(&big);
+    assert!(printed.ends_with(TOO_LONG) && printed.len() <= render::MAX_JSON + 40);
+    // A notice naming very many tools is capped, not failed.
+    let mut s = arcade();
+    for i in 0..2000 {
+        s.tools.push(tool(
+            &format!("t{i}"),
+            json!({"mcpl/presence": "dynamic", "mcpl/visible": false}),
+        ));
+    }
+    let mut h = Host::new(vec![("arcade", s)]);
+    h.notices();
+    {
+        let p = h.pair("arcade");
+        let mut srv = p.server.borrow_mut();
+        for i in 0..2000 {
+            srv.loose.insert(format!("t{i}"), true);
+        }
+        drop(srv);
+        p.host.resync(p.now);
+    }
+    let told = h.notices();
+    assert!(told.iter().any(|t| t.ends_with(TOO_LONG)), "not capped");
+    assert!(
+        told.iter()
+            .all(|t| t.len() <= mcpl_host::presenter::window_cap() + 40)
+    );
+}
+
+#[test]
+fn h74_look_omits_non_string_descriptions_and_class_entries() {
+    let mut s = arcade();
+    s.tools.push(
+        json!({"name": "odd", "description": {"evil": 1}, "inputSchema": {"type": "object"},
+        "_meta": {"mcpl/presence": "dynamic", "mcpl/class": ["read", 7, {"x": 1}]}}),
+    );
+    let mut h = Host::new(vec![("arcade", s)]);
+    let text = h.call("toolsets_look", json!({"tool": "odd"}));
+    assert!(
+        !text.contains("description:") && !text.contains("evil"),
+        "{text}"
+    );
+    assert!(
+        text.contains("class: read") && !text.contains('7'),
+        "{text}"
+    );
+}
+
+#[test]
+fn h75_identity_tells_apart_definitions_that_differ_at_depth_70() {
+    let a = json!({"type": "object", "properties": {"m": nested(70, json!("a"))}});
+    let b = json!({"type": "object", "properties": {"m": nested(70, json!("b"))}});
+    assert_ne!(render::identity(&a), render::identity(&b));
+    // And the redefinition is told.
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(
+        "toolsets_open",
+        json!({"toolset": "game", "instance": "g1"}),
+    );
+    h.pair("arcade").server.borrow_mut().redefine(
+        "play",
+        Some("g1"),
+        json!({"name": "play", "description": "Deep A.", "inputSchema": a}),
+    );
+    h.sync();
+    h.notices();
+    h.pair("arcade").server.borrow_mut().redefine(
+        "play",
+        Some("g1"),
+        json!({"name": "play", "description": "Deep A.", "inputSchema": b}),
+    );
+    h.sync();
+    let told = h.notices().join("\n");
+    assert!(
+        told.contains("`play` in `g1` changed: arcade says \"Deep A.\""),
+        "{told}"
+    );
+}
+
+#[test]
+fn h76_input_too_deep_to_parse_fails_the_list_and_settles_the_request() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    // 66 to 127 levels parse, cross the rendering cap, and render without panicking.
+    for depth in [66, 100, 120] {
+        let schema =
+            json!({"type": "object", "properties": {"m": {"enum": [nested(depth, json!(1))]}}});
+        let _ = render::signature("t", &schema);
+        assert!(render::json(&schema).contains(TOO_DEEP));
+    }
+    // Past 128 levels: the frame fails to decode; its id is recovered and the list fails.
+    let p = h.pair("arcade");
+    p.clear();
+    p.hold.insert("tools/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    let id = p.held.pop().expect("page").id;
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"x","inputSchema":{deep}}}]}}}}"#
+    );
+    p.hold.clear();
+    let err =
+        mcpl_protocol::frame::decode(line.as_bytes(), &Default::default()).expect_err("too deep");
+    let recovered = err.id().is_some();
+    p.raw(&line);
+    p.run();
+    if !recovered {
+        // Without the id the request times out as usual.
+        assert!(!p.sent_methods().contains(&"toolsets/list"));
+        p.advance(std::time::Duration::from_secs(31));
+    }
+    assert!(p.host.snapshot().tool("x").is_none());
+    assert!(
+        p.sent_methods().contains(&"toolsets/list"),
+        "the list read did not settle as failed"
+    );
+    // With a recovered id, the request settles at once.
+    p.settle(std::time::Duration::from_secs(60));
+    p.clear();
+    p.hold.insert("tools/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    let id = p.held.pop().expect("page").id;
+    p.hold.clear();
+    p.host.handle_undecodable(p.now, Some(id.clone()));
+    p.run();
+    assert!(
+        p.sent_methods().contains(&"toolsets/list"),
+        "a recovered id did not settle the read"
+    );
+    // A lone surrogate escape fails the same way, and nothing panics.
+    let line =
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"\ud800"}}]}}}}"#);
+    p.raw(&line);
+}

@@ -1,0 +1,100 @@
+//! DESIGN.md's cache report: toolsets open, close and change visibility 500 times, and the
+//! model-facing tool list digest never changes.
+
+mod common;
+
+use common::*;
+use mcpl_host::presenter::{META_ACT, META_CLOSE, META_OPEN, PresenterConfig};
+use serde_json::json;
+
+#[test]
+fn s8_1_five_hundred_opens_closes_and_visibility_changes_keep_the_digest() {
+    let mut h = Host::new(vec![("arcade", arcade()), ("games", arcade())]);
+    let digest = h.pres.digest().to_owned();
+    let changes = h.pres.list_changes();
+    let list = serde_json::to_string(h.pres.tool_list()).expect("json");
+    for i in 0..500 {
+        let inst = format!("g{}", i % 3);
+        match i % 5 {
+            0 => {
+                h.call(
+                    META_OPEN,
+                    json!({"server": "arcade", "toolset": "game", "instance": inst}),
+                );
+            }
+            1 => {
+                h.pair("arcade")
+                    .server
+                    .borrow_mut()
+                    .set_visible("play", Some(&inst), i % 2 == 0);
+            }
+            2 => {
+                h.call(
+                    META_ACT,
+                    json!({"server": "arcade", "tool": "pass", "instance": inst, "args": {}}),
+                );
+            }
+            3 => {
+                h.call(META_OPEN, json!({"server": "games", "toolset": "cards"}));
+                h.call(META_CLOSE, json!({"server": "games", "toolset": "cards"}));
+            }
+            _ => {
+                h.call(
+                    META_CLOSE,
+                    json!({"server": "arcade", "toolset": "game", "instance": inst}),
+                );
+            }
+        }
+        h.notices();
+        // A host rebuilds whenever it likes (every turn here); nothing above asks for it.
+        assert!(!h.pres.needs_rebuild(), "step {i} asked for a rebuild");
+        h.rebuild();
+        assert_eq!(h.pres.digest(), digest, "the digest changed at step {i}");
+    }
+    assert_eq!(
+        h.pres.list_changes(),
+        changes,
+        "the cache report counted a change"
+    );
+    assert_eq!(
+        serde_json::to_string(h.pres.tool_list()).expect("json"),
+        list
+    );
+    assert!(
+        h.window.len() > 200,
+        "the changes were told, not hidden: {}",
+        h.window.len()
+    );
+}
+
+#[test]
+fn s8_4_projection_shows_dynamic_tools_under_namespaced_names_and_routes_them() {
+    let cfg = PresenterConfig {
+        projection: true,
+        ..PresenterConfig::default()
+    };
+    let mut h = Host::with(vec![("arcade", arcade())], cfg);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "vs-ada"}));
+    h.call(META_OPEN, json!({"toolset": "cards"}));
+    assert!(h.pres.needs_rebuild());
+    h.rebuild();
+    let names = h.names();
+    assert!(
+        names.contains(&"arcade__game__vs-ada__play".to_owned()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"arcade__cards__draw".to_owned()),
+        "{names:?}"
+    );
+    h.pair("arcade").clear();
+    h.call("arcade__game__vs-ada__play", json!({"move": "A1"}));
+    h.call("arcade__cards__draw", json!({}));
+    let sent = &h.pair("arcade").sent;
+    assert_eq!(
+        sent[0].params.as_ref().expect("p")["_meta"]["mcpl/instance"],
+        "vs-ada"
+    );
+    assert_eq!(sent[0].params.as_ref().expect("p")["name"], "play");
+    assert!(sent[1].params.as_ref().expect("p").get("_meta").is_none());
+}

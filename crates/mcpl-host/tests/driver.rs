@@ -1,0 +1,110 @@
+//! The async driver over in-memory mcpl-rpc peers, with paused time.
+#![cfg(feature = "tokio")]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::arcade;
+use mcpl_host::ControllerConfig;
+use mcpl_host::driver::{Agent, Host, HostPolicy};
+use mcpl_host::presenter::{PresenterConfig, WindowItem};
+use mcpl_protocol::jsonrpc::{Message, Notification};
+use mcpl_rpc::{Event, Peer, PeerConfig, Transport};
+use serde_json::json;
+
+#[derive(Clone, Default)]
+struct Window(Arc<Mutex<Vec<String>>>);
+
+impl Agent for Window {
+    fn notice(&mut self, item: &WindowItem) -> bool {
+        self.0.lock().expect("lock").push(item.text.clone());
+        true
+    }
+}
+
+/// Serves the scripted arcade on a peer; returns the server's peer for pushing.
+fn serve(transport: Transport) -> Peer {
+    let (peer, mut events) = Peer::start(transport, PeerConfig::default());
+    let out = peer.clone();
+    tokio::spawn(async move {
+        let mut server = arcade();
+        server.add_conn();
+        while let Some(ev) = events.recv().await {
+            if let Event::Request {
+                request, responder, ..
+            } = ev
+            {
+                responder.disarm();
+                let resp = if request.method == "featureSets/update" {
+                    mcpl_protocol::jsonrpc::Response::ok(
+                        request.id.clone(),
+                        json!({"accepted": true}),
+                    )
+                } else {
+                    server.answer(0, &request)
+                };
+                let _ = out.send(Message::Response(resp));
+                for m in server.conns[0].outbox.drain(..) {
+                    let _ = out.send(m);
+                }
+            }
+        }
+    });
+    peer
+}
+
+#[tokio::test(start_paused = true)]
+async fn driver_connects_opens_tells_and_keeps_the_digest() {
+    let (a, b) = Transport::memory_pair();
+    let server = serve(b);
+    let (peer, events) = Peer::start(a, PeerConfig::default());
+    let window = Window::default();
+    let host = Host::spawn(
+        PresenterConfig::default(),
+        HostPolicy::default(),
+        window.clone(),
+    );
+    let mut cfg = ControllerConfig::new("arcade", "alice");
+    cfg.manifest = Some(arcade().manifest);
+    host.add_server(cfg, peer, events).await.expect("added");
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    let (_, digest) = host.rebuild().await.expect("rebuild");
+    let (tools, _) = host.tool_list().await.expect("tools");
+    assert!(
+        tools.iter().any(|t| t.name == "challenge"),
+        "the connect reads did not finish"
+    );
+    let text = host
+        .call(
+            "toolsets_open",
+            json!({"toolset": "game", "instance": "g1"}),
+        )
+        .await
+        .expect("call");
+    assert!(
+        text.contains("opened `game`/`g1`") && text.contains("`play`"),
+        "{text}"
+    );
+    // Something else's consequence arrives as tools/hints (rev 3 on this connection).
+    let hint = json!({"rev": 3, "tools": [{"name": "board", "instance": "g1", "visible": false}]});
+    server
+        .send(Message::Notification(Notification::new(
+            "tools/hints",
+            Some(hint),
+        )))
+        .expect("send");
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    let told = window.0.lock().expect("lock").join("\n");
+    assert!(told.contains("`board`"), "{told}");
+    let (changed, again) = host.rebuild().await.expect("rebuild");
+    assert!(
+        !changed && again == digest,
+        "changed {changed}: {digest} -> {again}"
+    );
+    let text = host
+        .call("toolsets_act", json!({"tool": "pass", "args": {}}))
+        .await
+        .expect("act");
+    assert_eq!(text, "ok");
+}

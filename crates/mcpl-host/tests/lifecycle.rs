@@ -1,0 +1,291 @@
+//! H77-H88: lifecycle (removal, restart, disconnects, redaction) and the inline cap.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcpl_host::controller::{CloseRequest, OpenRequest, Outcome, Unconfirmed};
+use mcpl_host::presenter::{META_ACT, META_OPEN, can_carry, result_text};
+use mcpl_host::{Controller, mask_capabilities};
+use serde_json::json;
+
+#[test]
+fn h77_removing_a_server_forgets_its_toolset_state() {
+    let mut s = arcade();
+    s.ended
+        .push(json!({"id": "e-1", "toolset": "game", "instance": "x", "reason": "over"}));
+    let mut h = Host::new(vec![("arcade", s)]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("board", Some("g1"), false);
+    h.sync();
+    assert!(h.pres.owed(&h.agent) > 0);
+    h.pres.remove_server("arcade");
+    assert_eq!(h.pres.owed(&h.agent), 0, "owed changes survived removal");
+    assert!(h.pres.needs_rebuild());
+    h.pres.rebuild();
+    assert!(!h.names().contains(&"challenge".to_owned()));
+    // Added again: nothing of the old state counts (the ended id is told again).
+    h.sync();
+    let p = h.pair("arcade");
+    p.host.resync(p.now);
+    let told = h.notices().join("\n");
+    assert!(
+        told.contains("over"),
+        "a told mark survived removal: {told}"
+    );
+}
+
+#[test]
+fn h78_a_restart_under_another_id_or_without_hints_forgets_and_the_same_id_keeps() {
+    let mut p = Pair::new(arcade());
+    p.host
+        .open(
+            p.now,
+            OpenRequest {
+                toolset: "game".into(),
+                instance: Some("g1".into()),
+                options: None,
+            },
+        )
+        .expect("open");
+    p.run();
+    let prev = p.host.snapshot().clone();
+    let key = ("game".to_owned(), Some("g1".to_owned()));
+    let mut other = config(&arcade());
+    other.server = "renamed".into();
+    let c = Controller::resume(other, p.now, Some(prev.clone()));
+    assert!(c.snapshot().open().is_empty() && c.snapshot().opened_here().is_empty());
+    let mut off = config(&arcade());
+    off.host_tool_hints = false;
+    let c = Controller::resume(off, p.now, Some(prev.clone()));
+    assert!(c.snapshot().open().is_empty());
+    let c = Controller::resume(config(&arcade()), p.now, Some(prev));
+    assert!(
+        c.snapshot().opened_here().contains(&key),
+        "the same id lost its state"
+    );
+}
+
+#[test]
+fn h79_a_disconnect_during_connect_ends_the_connect() {
+    let s = arcade();
+    let cfg = config(&s);
+    let mut p = Pair::with_config(s, cfg.clone());
+    p.hold.insert("tools/list".into());
+    p.host = Controller::new(cfg, p.now);
+    p.clear();
+    p.flush();
+    p.host.handle_close(p.now);
+    p.release("tools/list");
+    assert!(
+        !p.host.snapshot().listed(),
+        "late state applied after the stop"
+    );
+    assert_eq!(
+        p.sent_methods(),
+        vec!["tools/list"],
+        "dialled on after the stop"
+    );
+    assert!(p.host.poll_timeout().is_none());
+}
+
+#[test]
+fn h80_the_capability_mask_never_touches_rfc_014_members() {
+    let manifest = json!({"version": "0.5", "toolHints": true, "toolsets": {}, "surface": {"title": "A"}, "channels": true});
+    let mask: Vec<String> = ["toolHints", "toolsets", "surface", "channels"]
+        .map(String::from)
+        .to_vec();
+    let (masked, reported) = mask_capabilities(&manifest, &mask);
+    assert_eq!(reported, vec!["channels".to_owned()]);
+    assert_eq!(masked["toolHints"], true);
+    assert!(masked["toolsets"].is_object() && masked["surface"].is_object());
+    assert!(masked.get("channels").is_none());
+}
+
+#[test]
+fn h81_log_lines_redact_server_chosen_values() {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let w = buf.clone();
+    let sub = tracing_subscriber::fmt()
+        .with_writer(move || w.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::TRACE)
+        .finish();
+    tracing::subscriber::with_default(sub, || {
+        let mut p = Pair::new(arcade());
+        p.hold.insert("tools/list".into());
+        p.host.resync(p.now);
+        p.flush();
+        let r = p.held.pop().expect("page");
+        p.hold.clear();
+        p.feed(ok(
+            r.id,
+            json!({"tools": [{"name": "SECRET-NAME"}], "nextCursor": 1}),
+        ));
+        p.run();
+        p.host.resync(p.now);
+        p.run();
+        let _ = mcpl_host::presenter::check_args(
+            &json!({"$ref": "https://SECRET-HOST/x"}),
+            &serde_json::Map::new(),
+        );
+    });
+    let out = String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf8");
+    assert!(out.contains("tools/list read failed"), "{out}");
+    assert!(
+        !out.contains("SECRET"),
+        "a server value reached the log: {out}"
+    );
+}
+
+#[test]
+fn h82_a_dropped_connection_settles_pending_requests_as_unconfirmed() {
+    let mut p = Pair::new(arcade());
+    p.hold = ["toolsets/open", "toolsets/close", "tools/call"]
+        .map(String::from)
+        .into();
+    let o = p
+        .host
+        .open(
+            p.now,
+            OpenRequest {
+                toolset: "game".into(),
+                instance: Some("g1".into()),
+                options: None,
+            },
+        )
+        .expect("open");
+    let c = p
+        .host
+        .close(
+            p.now,
+            CloseRequest {
+                toolset: "cards".into(),
+                instance: None,
+            },
+        )
+        .expect("close");
+    let a = p
+        .host
+        .call(
+            p.now,
+            mcpl_host::controller::CallRequest {
+                tool: "hint".into(),
+                ..Default::default()
+            },
+        )
+        .expect("call");
+    p.flush();
+    // One times out first, so it has a late record; the drop discards it.
+    p.host.handle_close(p.now + Duration::from_secs(1));
+    p.flush();
+    for x in [o, c, a] {
+        assert_eq!(
+            p.answer_of(x),
+            Some(&Outcome::Unconfirmed(Unconfirmed::Disconnected))
+        );
+    }
+    p.release("toolsets/open");
+    assert!(
+        p.host.snapshot().open().is_empty(),
+        "a late answer applied after the drop"
+    );
+}
+
+#[test]
+fn h83_the_change_follows_the_result_text() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    h.pair("arcade").server.borrow_mut().call_hints =
+        Some(json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}));
+    let text = h.call(META_ACT, json!({"tool": "pass", "args": {}}));
+    let ok_at = text.find("ok").expect("result");
+    let change_at = text.find("`board`").expect("change");
+    assert!(ok_at < change_at, "{text}");
+}
+
+#[test]
+fn h84_a_change_that_would_not_fit_goes_out_as_a_notice_and_the_result_is_untouched() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    h.notices();
+    h.cap = Some(20);
+    h.pair("arcade").server.borrow_mut().call_hints =
+        Some(json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}));
+    let text = h.call(META_ACT, json!({"tool": "pass", "args": {}}));
+    assert_eq!(text, "ok", "the result changed");
+    assert!(
+        h.notices().join("\n").contains("`board`"),
+        "the change was cut off"
+    );
+}
+
+#[test]
+fn h85_a_structured_only_result_is_shown_as_json_and_reads_as_before_without_a_change() {
+    let v = json!({"content": [], "structuredContent": {"score": 3}});
+    assert_eq!(result_text(&v), "{\"score\":3}");
+    assert!(can_carry(&v));
+    let plain = json!({"content": [{"type": "text", "text": "ok"}]});
+    assert_eq!(result_text(&plain), "ok");
+}
+
+#[test]
+fn h86_a_structured_error_keeps_its_json_and_a_null_one_sends_its_change_as_a_notice() {
+    let err = json!({"content": [], "structuredContent": {"why": "bad"}, "isError": true});
+    assert_eq!(result_text(&err), "{\"why\":\"bad\"}");
+    let null = json!({"content": [], "structuredContent": null, "isError": true});
+    assert!(!can_carry(&null));
+}
+
+#[test]
+fn h87_a_call_that_fails_after_its_result_was_read_tells_its_change_as_a_notice() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    h.notices();
+    h.pair("arcade").server.borrow_mut().call_hints =
+        Some(json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}));
+    let now = h.pair("arcade").now;
+    let req = mcpl_host::controller::CallRequest {
+        tool: "pass".into(),
+        instance: Some("g1".into()),
+        ..Default::default()
+    };
+    let pending = h.pair("arcade").host.call(now, req).expect("call");
+    let agent = h.agent.clone();
+    h.pres.register_taker(&agent, "arcade", pending);
+    h.sync();
+    // The result was read, then the call failed on the host side.
+    h.pres.release(&agent, "arcade", pending);
+    assert!(h.notices().join("\n").contains("`board`"));
+}
+
+#[test]
+fn h88_an_open_result_is_never_cut_silently() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.cap = Some(40);
+    let text = h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    assert!(
+        !text.contains("`play`"),
+        "the change did not fit, yet rode along: {text}"
+    );
+    assert!(
+        h.notices().join("\n").contains("`play`"),
+        "the change was lost"
+    );
+}

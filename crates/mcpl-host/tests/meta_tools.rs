@@ -1,0 +1,385 @@
+//! H55-H68: the four meta-tools: selectors, resolution, refusals that name what exists,
+//! unconfirmed outcomes, look, act routing and the argument check.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcpl_host::presenter::{
+    ArgCheck, META_ACT, META_CLOSE, META_LOOK, META_OPEN, Plan, check_args,
+};
+use serde_json::json;
+
+fn two_servers() -> Host {
+    Host::new(vec![("arcade", arcade()), ("other", arcade())])
+}
+
+#[test]
+fn h55_four_static_meta_tools_each_with_a_server_selector() {
+    let h = two_servers();
+    let names = h.names();
+    for m in [META_OPEN, META_LOOK, META_ACT, META_CLOSE] {
+        assert!(names.contains(&m.to_owned()), "{m} missing");
+        let t = h
+            .pres
+            .tool_list()
+            .iter()
+            .find(|t| t.name == m)
+            .expect("tool");
+        assert!(
+            t.input_schema["properties"]["server"].is_object(),
+            "{m} has no server selector"
+        );
+        let re = regex_like(&t.name);
+        assert!(re, "{m} is not a valid model tool name");
+    }
+}
+
+fn regex_like(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+#[test]
+fn h56_a_selector_that_is_not_a_string_is_refused_by_name_and_null_is_absent() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    for (sel, val) in [
+        ("server", json!(1)),
+        ("toolset", json!(["game"])),
+        ("instance", json!({})),
+        ("tool", json!(true)),
+    ] {
+        let mut args = json!({"toolset": "game", "tool": "play"});
+        args[sel] = val;
+        let text = h.call(META_LOOK, args);
+        assert!(
+            text.contains(&format!("`{sel}` must be a string")),
+            "{sel}: {text}"
+        );
+    }
+    let text = h.call(
+        META_OPEN,
+        json!({"toolset": "game", "server": null, "instance": null}),
+    );
+    assert!(text.contains("opened"), "{text}");
+}
+
+#[test]
+fn h57_ambiguous_names_are_refused_with_the_candidates() {
+    let mut h = two_servers();
+    let text = h.call(META_OPEN, json!({"toolset": "game"}));
+    assert!(
+        text.contains("several servers") && text.contains("`arcade`") && text.contains("`other`"),
+        "{text}"
+    );
+    h.call(
+        META_OPEN,
+        json!({"server": "arcade", "toolset": "game", "instance": "a"}),
+    );
+    h.call(
+        META_OPEN,
+        json!({"server": "arcade", "toolset": "game", "instance": "b"}),
+    );
+    let text = h.call(
+        META_ACT,
+        json!({"server": "arcade", "tool": "pass", "args": {}}),
+    );
+    assert!(
+        text.contains("several open instances") && text.contains("`a`") && text.contains("`b`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn h58_refusals_name_what_exists() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let text = h.call(META_OPEN, json!({"server": "arcade", "toolset": "chess"}));
+    assert!(
+        text.contains("`game`") && text.contains("`cards`"),
+        "{text}"
+    );
+    let text = h.call(META_ACT, json!({"tool": "nope"}));
+    assert!(text.contains("`arcade` has toolsets"), "{text}");
+    let mut h = Host::new(vec![("plain", server_without_tool_hints())]);
+    let text = h.call(META_OPEN, json!({"toolset": "game"}));
+    assert!(text.contains("no server presents toolsets"), "{text}");
+}
+
+#[test]
+fn h59_open_proposes_a_valid_instance_name_and_a_retry_adopts() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let plan = h
+        .pres
+        .plan(META_OPEN, &json!({"toolset": "game"}))
+        .expect("plan");
+    let Plan::Open { req, .. } = &plan else {
+        panic!("not an open: {plan:?}")
+    };
+    let name = req.instance.clone().expect("a proposed name");
+    assert!(mcpl_protocol::rfc014::check_name("instance", &name).is_ok());
+    let text = h.call(META_OPEN, json!({"toolset": "game", "instance": name}));
+    assert!(text.contains("opened"), "{text}");
+    let text = h.call(META_OPEN, json!({"toolset": "game", "instance": name}));
+    assert!(text.contains("adopted"), "a retry did not adopt: {text}");
+}
+
+#[test]
+fn h60_open_and_close_outcomes_not_done_unconfirmed_done_refused() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    // Never sent: the connection is closed.
+    let now = h.pair("arcade").now;
+    h.pair("arcade").host.handle_close(now);
+    let text = h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    assert!(
+        text.starts_with("not done") && !text.contains(META_LOOK),
+        "{text}"
+    );
+    // Sent, no answer: unconfirmed, pointing to look.
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.pair("arcade").hold.insert("toolsets/open".into());
+    let plan = h
+        .pres
+        .plan(META_OPEN, &json!({"toolset": "game", "instance": "g1"}))
+        .expect("plan");
+    let Plan::Open { req, .. } = plan.clone() else {
+        panic!()
+    };
+    let p = h.pair("arcade");
+    let pending = p.host.open(p.now, req).expect("sent");
+    p.flush();
+    p.advance(Duration::from_secs(31));
+    let outcome = p.answer_of(pending).cloned().expect("settled");
+    let text = h.pres.answer_text(&plan, Ok(&outcome));
+    assert!(
+        text.starts_with("unconfirmed") && text.contains(META_LOOK),
+        "{text}"
+    );
+    // Refused by the server.
+    let text = h.call(
+        META_OPEN,
+        json!({"toolset": "game", "instance": "g2", "options": 3}),
+    );
+    assert!(text.contains("`options` must be an object"), "{text}");
+}
+
+#[test]
+fn h61_act_of_unknown_outcome_is_unconfirmed_and_never_sent_has_no_look_hint() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    let plan = h
+        .pres
+        .plan(META_ACT, &json!({"tool": "pass", "args": {}}))
+        .expect("plan");
+    let Plan::Act { req, .. } = plan.clone() else {
+        panic!()
+    };
+    let p = h.pair("arcade");
+    p.hold.insert("tools/call".into());
+    let pending = p.host.call(p.now, req).expect("sent");
+    p.flush();
+    p.host.handle_close(p.now);
+    p.flush();
+    let outcome = p.answer_of(pending).cloned().expect("settled");
+    let text = h.pres.answer_text(&plan, Ok(&outcome));
+    assert!(
+        text.contains("outcome unknown") && text.contains(META_LOOK),
+        "{text}"
+    );
+    let text = h.pres.answer_text(&plan, Err(&mcpl_host::Error::Closed));
+    assert!(
+        text.starts_with("not done") && !text.contains(META_LOOK),
+        "{text}"
+    );
+}
+
+#[test]
+fn h62_look_rereads_every_presenting_server_and_says_which_it_could_not_ask() {
+    let mut h = two_servers();
+    h.pair("other").hold.insert("toolsets/list".into());
+    for (_, p) in &mut h.pairs {
+        p.clear();
+    }
+    let text = h.call(META_LOOK, json!({}));
+    assert!(h.pair("arcade").sent_methods().contains(&"toolsets/list"));
+    assert!(h.pair("other").sent_methods().contains(&"toolsets/list"));
+    assert!(text.contains("could not ask `other`"), "{text}");
+}
+
+#[test]
+fn h63_look_at_a_tool_shows_the_definition_act_would_check() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    h.pair("arcade").server.borrow_mut().redefine(
+        "play",
+        Some("g1"),
+        json!({"name": "play", "description": "Play.",
+        "inputSchema": {"type": "object", "properties": {"move": {"enum": ["C3", "D4"]}}}}),
+    );
+    h.sync();
+    let text = h.call(META_LOOK, json!({"tool": "play"}));
+    assert!(text.contains("signature: play(move: string)"), "{text}");
+    assert!(text.contains("description: arcade says"), "{text}");
+    assert!(text.contains("input schema:"), "{text}");
+    assert!(
+        text.contains("toolsets_act checks against (instance `g1`)") && text.contains("\"C3\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn h64_act_needs_a_visible_tool_in_an_open_place_and_sets_the_instance_only_when_instanced() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let text = h.call(META_ACT, json!({"tool": "play", "args": {"move": "A1"}}));
+    assert!(text.contains("no open instance"), "{text}");
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    h.call(META_OPEN, json!({"toolset": "cards"}));
+    h.pair("arcade").clear();
+    h.call(META_ACT, json!({"tool": "play", "args": {"move": "A1"}}));
+    h.call(META_ACT, json!({"tool": "draw", "args": {}}));
+    let sent = &h.pair("arcade").sent;
+    assert_eq!(
+        sent[0].params.as_ref().expect("p")["_meta"]["mcpl/instance"],
+        "g1"
+    );
+    assert!(
+        sent[1].params.as_ref().expect("p").get("_meta").is_none(),
+        "an instance was sent for a toolset without instances"
+    );
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("draw", None, false);
+    let text = h.call(META_ACT, json!({"tool": "draw", "args": {}}));
+    assert!(text.contains("not available"), "{text}");
+    let text = h.call(META_ACT, json!({"tool": "challenge", "args": {}}));
+    assert!(
+        text.contains("not a dynamic tool") && text.contains("`challenge`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn h65_a_refused_act_is_traced_as_a_failed_call_without_server_values() {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let writer = buf.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let h = Host::new(vec![("arcade", arcade())]);
+    tracing::subscriber::with_default(subscriber, || {
+        let _ = h.pres.plan(META_ACT, &json!({"tool": "secret-tool-name"}));
+    });
+    let out = String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf8");
+    assert!(out.contains("refused"), "{out}");
+    assert!(
+        !out.contains("secret-tool-name"),
+        "a server-side name leaked into the trace: {out}"
+    );
+}
+
+#[test]
+fn h66_an_open_answer_carries_changes_read_meanwhile() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "cards"}));
+    h.pair("arcade").hold.insert("toolsets/open".into());
+    let plan = h
+        .pres
+        .plan(META_OPEN, &json!({"toolset": "game", "instance": "g1"}))
+        .expect("plan");
+    let Plan::Open { req, .. } = plan.clone() else {
+        panic!()
+    };
+    let now = h.pair("arcade").now;
+    let pending = h.pair("arcade").host.open(now, req).expect("sent");
+    let agent = h.agent.clone();
+    h.pres.register_taker(&agent, "arcade", pending);
+    h.pair("arcade").flush();
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("draw", None, false);
+    h.sync();
+    h.pair("arcade").release("toolsets/open");
+    h.sync();
+    let item = h
+        .pres
+        .take(&agent, "arcade", pending, None)
+        .expect("change");
+    assert!(
+        item.text.contains("`draw`") && item.text.contains("`play`"),
+        "{}",
+        item.text
+    );
+}
+
+#[test]
+fn h67_an_act_counts_as_a_call_to_the_tool_it_resolves_to() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    let plan = h
+        .pres
+        .plan(META_ACT, &json!({"tool": "pass", "args": {}}))
+        .expect("plan");
+    assert_eq!(plan.target(), Some(("arcade", "pass")));
+    assert!(
+        h.pres.plan(META_ACT, &json!({"tool": "nope"})).is_err(),
+        "an unresolvable act has no target"
+    );
+}
+
+#[test]
+fn h68_the_argument_check_agrees_with_json_schema_2020_12() {
+    let pp = json!({"type": "object", "patternProperties": {"^x-": {"type": "string"}}, "additionalProperties": false});
+    assert_eq!(
+        check_args(&pp, json!({"x-a": "1"}).as_object().expect("o")),
+        ArgCheck::Valid
+    );
+    let tuple = json!({"type": "object", "properties": {"t": {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "number"}}}});
+    assert_eq!(
+        check_args(&tuple, json!({"t": ["a", 1, 2]}).as_object().expect("o")),
+        ArgCheck::Valid
+    );
+    let any = json!({"type": "object", "properties": {"v": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}});
+    let ArgCheck::Invalid(p) = check_args(&any, json!({"v": true}).as_object().expect("o")) else {
+        panic!("accepted")
+    };
+    assert!(
+        p[0].contains("/v") && p[0].contains("\"string\"") && p[0].contains("\"integer\""),
+        "{p:?}"
+    );
+    let defaults = json!({"type": "object", "required": ["size"], "properties": {"size": {"type": "integer", "default": 9}}});
+    assert_eq!(
+        check_args(&defaults, &serde_json::Map::new()),
+        ArgCheck::Valid
+    );
+    let broken =
+        json!({"type": "object", "properties": {"a": {"$ref": "https://example.invalid/s.json"}}});
+    assert_eq!(
+        check_args(&broken, json!({"a": 1}).as_object().expect("o")),
+        ArgCheck::Skipped
+    );
+    // And act refuses before sending, with the pointer.
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    h.pair("arcade").clear();
+    let text = h.call(META_ACT, json!({"tool": "play", "args": {"move": 5}}));
+    assert!(text.contains("/move"), "{text}");
+    assert!(!h.pair("arcade").sent_methods().contains(&"tools/call"));
+}

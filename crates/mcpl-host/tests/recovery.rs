@@ -1,0 +1,279 @@
+//! H23-H30: recovery runs, connect reads, undeclared groups and manifest changes.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcpl_host::Error;
+use mcpl_host::controller::{ChangeItem, CloseCause, Effect, OpenRequest, RecoveryReason};
+use serde_json::json;
+
+fn open_game(p: &mut Pair, inst: &str) {
+    let req = OpenRequest {
+        toolset: "game".into(),
+        instance: Some(inst.into()),
+        options: None,
+    };
+    p.host.open(p.now, req).expect("open");
+    p.run();
+}
+
+#[test]
+fn h23_recovery_reads_the_list_then_the_statement() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.host.resync(p.now);
+    p.run();
+    assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
+}
+
+#[test]
+fn h24_one_run_at_a_time_and_exactly_one_more_for_triggers_during_it() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.hold.insert("tools/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    for _ in 0..5 {
+        p.host.resync(p.now);
+        p.flush();
+    }
+    assert_eq!(
+        p.sent_methods(),
+        vec!["tools/list"],
+        "a second run started while one was out"
+    );
+    p.release("tools/list");
+    p.run();
+    assert_eq!(
+        p.recoveries(),
+        2,
+        "five triggers during a run must schedule exactly one more"
+    );
+    assert_eq!(
+        p.sent_methods()
+            .iter()
+            .filter(|m| **m == "toolsets/list")
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn h25_a_failed_recovery_list_still_reads_the_statement_and_retries() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.server.borrow_mut().fail_list = true;
+    p.server.borrow_mut().tools.push(tool("fresh", json!({})));
+    p.host.resync(p.now);
+    p.run();
+    assert_eq!(
+        p.sent_methods(),
+        vec!["tools/list", "toolsets/list"],
+        "the statement was skipped"
+    );
+    assert!(p.host.snapshot().tool("fresh").is_none());
+    // Retries back off and continue until a whole list is applied.
+    p.advance(Duration::from_secs(1));
+    let lists = p
+        .sent_methods()
+        .iter()
+        .filter(|m| **m == "tools/list")
+        .count();
+    assert!(lists >= 2, "no retry after a failed list");
+    p.server.borrow_mut().fail_list = false;
+    p.settle(Duration::from_secs(60));
+    assert!(p.host.snapshot().tool("fresh").is_some());
+    assert!(
+        p.host.poll_timeout().is_none(),
+        "retries continued after a whole list"
+    );
+}
+
+#[test]
+fn h25_backoff_is_bounded_and_grows() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.server.borrow_mut().fail_list = true;
+    p.host.resync(p.now);
+    p.run();
+    let mut gaps = Vec::new();
+    for _ in 0..10 {
+        let t = p.host.poll_timeout().expect("a retry is scheduled");
+        gaps.push(t - p.now);
+        p.now = t;
+        p.host.handle_timeout(t);
+        p.run();
+    }
+    assert!(
+        gaps.windows(2).all(|w| w[0] <= w[1]),
+        "back-off shrank: {gaps:?}"
+    );
+    assert!(
+        gaps.iter().all(|g| *g <= Duration::from_secs(10)),
+        "back-off unbounded: {gaps:?}"
+    );
+}
+
+#[test]
+fn h26_a_failed_statement_retries() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.hold.insert("toolsets/list".into());
+    p.host.resync(p.now);
+    p.run();
+    let r = p.held.pop().expect("statement");
+    p.hold.clear();
+    p.feed(mcpl_protocol::jsonrpc::Message::Response(
+        mcpl_protocol::jsonrpc::Response::error(
+            Some(r.id),
+            mcpl_protocol::jsonrpc::ErrorObject::new(
+                mcpl_protocol::jsonrpc::ErrorCode::InternalError,
+                "no",
+            ),
+        ),
+    ));
+    assert!(p.host.poll_timeout().is_some());
+    p.settle(Duration::from_secs(5));
+    assert!(
+        p.sent_methods()
+            .iter()
+            .filter(|m| **m == "toolsets/list")
+            .count()
+            >= 2
+    );
+}
+
+#[test]
+fn h27_a_closed_connection_applies_and_schedules_nothing() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.hold.insert("tools/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    p.host.handle_close(p.now);
+    p.server.borrow_mut().tools.push(tool("fresh", json!({})));
+    p.release("tools/list");
+    p.feed(hints_note(
+        json!({"rev": 2, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert!(p.host.snapshot().tool("fresh").is_none());
+    assert!(!p.host.snapshot().visible("hint", None));
+    assert!(p.host.poll_timeout().is_none());
+    assert_eq!(p.sent_methods(), vec!["tools/list"]);
+}
+
+#[test]
+fn h28_connect_reads_list_then_statement_even_without_toolsets() {
+    let mut s = arcade();
+    s.manifest = json!({"version": "0.5", "toolHints": true});
+    let p = Pair::new(s);
+    assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
+}
+
+#[test]
+fn h28_reconnect_takes_the_statement_as_truth_and_tells_ended_while_away() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    open_game(&mut p, "g2");
+    let prev = p.host.snapshot().clone();
+    // While away: g1 ended with a record, g2 vanished without one.
+    {
+        let mut s = p.server.borrow_mut();
+        s.open.remove(&("game".into(), Some("g1".into())));
+        s.ended
+            .push(json!({"id": "x1", "toolset": "game", "instance": "g1", "reason": "resigned"}));
+        s.open.remove(&("game".into(), Some("g2".into())));
+    }
+    let cfg = config(&p.server.borrow());
+    let server = p.server.clone();
+    let mut q = Pair::attach(server, cfg.clone());
+    q.host = mcpl_host::Controller::resume(cfg, q.now, Some(prev));
+    q.clear();
+    q.run();
+    assert_eq!(q.sent_methods(), vec!["tools/list", "toolsets/list"]);
+    assert!(
+        !q.sent_methods().contains(&"toolsets/open"),
+        "the host re-opened on its own"
+    );
+    let items = q.items();
+    assert!(items.iter().any(|i| matches!(i, ChangeItem::Closed { instance: Some(i), cause: CloseCause::EndedWhileAway, .. } if i == "g2")));
+    assert!(items.iter().any(|i| matches!(i, ChangeItem::Closed { instance: Some(i), cause: CloseCause::Server, .. } if i == "g1")));
+    assert!(
+        items
+            .iter()
+            .any(|i| matches!(i, ChangeItem::Ended { id, .. } if id == "x1"))
+    );
+    assert!(q.host.snapshot().open().is_empty());
+}
+
+#[test]
+fn h29_undeclared_groups_are_the_hosts_and_never_sent() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    let r = p.host.open(
+        p.now,
+        OpenRequest {
+            toolset: "lab".into(),
+            ..Default::default()
+        },
+    );
+    assert_eq!(r, Err(Error::Undeclared("lab".into())));
+    assert!(
+        !p.host.snapshot().visible("probe", None),
+        "a closed group's tool is visible"
+    );
+    p.host.set_group("lab", true).expect("group");
+    p.flush();
+    assert!(p.host.snapshot().visible("probe", None));
+    p.server.borrow_mut().set_visible("probe", None, false);
+    p.run();
+    assert!(
+        !p.host.snapshot().visible("probe", None),
+        "visible needs the server's word too"
+    );
+    p.host.set_group("lab", false).expect("group");
+    assert!(p.sent.iter().all(|r| !r.method.starts_with("toolsets/")));
+}
+
+#[test]
+fn h30_a_removed_declaration_closes_its_instances_and_withdrawn_hints_go_hintless() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    p.clear();
+    p.server.borrow_mut().manifest["toolsets"]
+        .as_object_mut()
+        .expect("obj")
+        .remove("game");
+    p.server.borrow_mut().open.clear();
+    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
+        mcpl_protocol::jsonrpc::Notification::new(
+            "mcpl/manifestChanged",
+            Some(json!({"revision": "x", "domains": ["toolsets"]})),
+        ),
+    ));
+    p.run();
+    assert!(p.host.snapshot().open().is_empty());
+    assert!(p.items().iter().any(|i| matches!(
+        i,
+        ChangeItem::Closed {
+            cause: CloseCause::DeclarationRemoved,
+            ..
+        }
+    )));
+    assert!(
+        p.host.snapshot().is_undeclared("game"),
+        "tools naming it make it undeclared"
+    );
+    p.server.borrow_mut().manifest = json!({"version": "0.5"});
+    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
+        mcpl_protocol::jsonrpc::Notification::new(
+            "mcpl/manifestChanged",
+            Some(json!({"revision": "y", "domains": ["toolsets"]})),
+        ),
+    ));
+    p.run();
+    assert!(!p.host.snapshot().hinted());
+    let _ = (Effect::Recovering(RecoveryReason::Gap),);
+}

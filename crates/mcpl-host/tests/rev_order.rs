@@ -1,0 +1,433 @@
+//! H12-H22: applying hint changes on read, in rev order, with gaps, reversals, duplicates,
+//! unknown names, definitions and full statements.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcpl_host::Error;
+use mcpl_host::controller::{
+    Carrier, ChangeItem, CloseRequest, Effect, OpenRequest, Outcome, Presence, RecoveryReason,
+    Unconfirmed,
+};
+use serde_json::json;
+
+fn open_game(p: &mut Pair, inst: &str) {
+    let req = OpenRequest {
+        toolset: "game".into(),
+        instance: Some(inst.into()),
+        options: None,
+    };
+    p.host.open(p.now, req).expect("open");
+    p.run();
+}
+
+fn next(p: &Pair) -> u64 {
+    p.host.snapshot().applied() + 1
+}
+
+#[test]
+fn h12_hints_ignored_and_no_toolsets_requests_without_tool_hints() {
+    let mut p = Pair::new(server_without_tool_hints());
+    assert!(!p.sent_methods().contains(&"toolsets/list"));
+    p.feed(hints_note(
+        json!({"rev": 1, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    assert!(
+        p.host.snapshot().visible("hint", None),
+        "a hint from a hint-less server applied"
+    );
+    assert_eq!(
+        p.host.snapshot().tool("play").map(|t| t.presence),
+        Some(Presence::Static)
+    );
+    let r = p.host.open(
+        p.now,
+        OpenRequest {
+            toolset: "game".into(),
+            ..Default::default()
+        },
+    );
+    assert_eq!(r, Err(Error::HintsOff));
+    // The host's own switch counts too.
+    let s = arcade();
+    let mut cfg = config(&s);
+    cfg.host_tool_hints = false;
+    let p = Pair::with_config(s, cfg);
+    assert!(!p.sent_methods().contains(&"toolsets/list"));
+    assert!(!p.host.snapshot().hinted());
+}
+
+#[test]
+fn h13_a_refused_push_still_applies_its_hints() {
+    let s = arcade();
+    let mut cfg = config(&s);
+    cfg.push_events = false;
+    let mut p = Pair::with_config(s, cfg);
+    p.feed(push(
+        "e1",
+        json!({"rev": next(&p), "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert!(p.host.snapshot().visible("hint", None));
+    assert!(
+        p.replies.iter().any(|r| r.outcome.is_err()),
+        "the push was not refused"
+    );
+    assert!(p.changes().iter().any(|c| matches!(
+        c.carrier,
+        Carrier::Push {
+            accepted: false,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn h13_a_result_nobody_awaits_still_applies() {
+    let mut p = Pair::new(arcade());
+    p.hold.insert("tools/call".into());
+    let call = mcpl_host::controller::CallRequest {
+        tool: "hint".into(),
+        ..Default::default()
+    };
+    let pending = p.host.call(p.now, call).expect("call");
+    p.flush();
+    p.advance(Duration::from_secs(31));
+    assert_eq!(
+        p.answer_of(pending),
+        Some(&Outcome::Unconfirmed(Unconfirmed::Timeout))
+    );
+    p.server.borrow_mut().call_hints = Some(json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.release("tools/call");
+    assert!(
+        p.host.snapshot().visible("hint", None),
+        "a late result's hints were dropped"
+    );
+}
+
+#[test]
+fn h14_a_late_close_still_closes_and_a_late_open_still_records() {
+    let mut p = Pair::new(arcade());
+    p.hold.insert("toolsets/open".into());
+    let req = OpenRequest {
+        toolset: "game".into(),
+        instance: Some("g1".into()),
+        options: None,
+    };
+    let pending = p.host.open(p.now, req).expect("open");
+    p.flush();
+    p.advance(Duration::from_secs(31));
+    assert_eq!(
+        p.answer_of(pending),
+        Some(&Outcome::Unconfirmed(Unconfirmed::Timeout))
+    );
+    p.release("toolsets/open");
+    let key = ("game".to_owned(), Some("g1".to_owned()));
+    assert!(
+        p.host.snapshot().open().contains_key(&key),
+        "a late open was not recorded"
+    );
+    assert!(
+        p.host.snapshot().opened_here().contains(&key),
+        "a late open lost who opened it"
+    );
+    p.hold.insert("toolsets/close".into());
+    let close = CloseRequest {
+        toolset: "game".into(),
+        instance: Some("g1".into()),
+    };
+    p.host.close(p.now, close).expect("close");
+    p.flush();
+    p.advance(Duration::from_secs(31));
+    p.release("toolsets/close");
+    assert!(
+        !p.host.snapshot().open().contains_key(&key),
+        "a late close did not close"
+    );
+}
+
+#[test]
+fn h15_consecutive_revs_apply_and_passed_revs_never_do() {
+    let mut p = Pair::http(arcade());
+    let r = next(&p);
+    p.feed(hints_note(
+        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert!(p.host.snapshot().visible("hint", None));
+    assert_eq!(p.host.snapshot().applied(), r);
+    p.feed(hints_note(
+        json!({"rev": r, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    assert!(
+        p.host.snapshot().visible("hint", None),
+        "a rev at `applied` was applied again"
+    );
+}
+
+#[test]
+fn h16_ordered_gap_recovers_at_once() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    let r = next(&p) + 1;
+    p.hold.insert("tools/list".into());
+    p.feed(hints_note(
+        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert!(
+        !p.host.snapshot().visible("hint", None),
+        "an early rev applied on an ordered transport"
+    );
+    assert!(p.effects.contains(&Effect::Recovering(RecoveryReason::Gap)));
+}
+
+#[test]
+fn h16_ordered_reversal_recovers() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    let r = p.host.snapshot().applied();
+    p.feed(hints_note(
+        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::Reversal))
+    );
+    assert!(!p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn h16_http_early_rev_is_held_then_applied_in_order_without_recovery() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    let a = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.server.borrow_mut().loose.insert("hint".into(), false);
+    let b = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": false}]}));
+    p.feed(b);
+    assert!(!p.host.snapshot().visible("hint", None));
+    p.feed(a);
+    assert!(
+        !p.host.snapshot().visible("hint", None),
+        "rev n+1 did not apply after n"
+    );
+    assert_eq!(p.recoveries(), 0);
+    let seen: Vec<bool> = p
+        .items()
+        .iter()
+        .filter_map(|i| match i {
+            ChangeItem::Visibility { tool, visible, .. } if tool == "hint" => Some(*visible),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seen, vec![true, false], "applied out of rev order");
+}
+
+#[test]
+fn h16_http_held_rev_recovers_after_the_hold_limit() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    let _lost = p.server.borrow_mut().hinted(0, json!({"tools": []}));
+    p.server.borrow_mut().loose.insert("hint".into(), true);
+    let b = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.feed(b);
+    p.advance(Duration::from_millis(1999));
+    assert_eq!(p.recoveries(), 0, "recovered before the hold limit");
+    p.advance(Duration::from_millis(1));
+    assert_eq!(p.recoveries(), 1);
+    assert!(p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn h16_http_reversal_is_only_ignored() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    let r = p.host.snapshot().applied();
+    p.feed(hints_note(
+        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert_eq!(p.recoveries(), 0);
+    assert!(!p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn h17_a_duplicate_event_is_ignored_and_its_rev_passes() {
+    let mut p = Pair::new(arcade());
+    let r = next(&p);
+    p.feed(push(
+        "e1",
+        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    p.clear();
+    // A duplicate of an applied event: no recovery.
+    p.feed(push(
+        "e1",
+        json!({"rev": r, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    assert!(p.host.snapshot().visible("hint", None));
+    assert_eq!(p.recoveries(), 0, "a duplicate counted as a reversal");
+    // A duplicate id with a fresh rev: hints ignored, rev passed, and the host recovers.
+    p.hold.insert("tools/list".into());
+    p.feed(push(
+        "e1",
+        json!({"rev": r + 1, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    assert!(p.host.snapshot().visible("hint", None));
+    assert_eq!(
+        p.host.snapshot().applied(),
+        r + 1,
+        "the duplicate's rev did not count as passed"
+    );
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::DuplicateEvent))
+    );
+    // The next rev is not a gap.
+    p.feed(hints_note(
+        json!({"rev": r + 2, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    assert!(!p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn h18_a_hint_naming_an_unknown_tool_recovers_list_then_statement() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.server
+        .borrow_mut()
+        .tools
+        .push(tool("fresh", json!({"mcpl/presence": "dynamic"})));
+    p.server.borrow_mut().loose.insert("fresh".into(), true);
+    let msg = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "fresh", "visible": true}]}));
+    p.feed(msg);
+    p.run();
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::UnknownTool))
+    );
+    assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
+    assert!(p.host.snapshot().visible("fresh", None));
+}
+
+#[test]
+fn h19_a_definition_replaces_only_description_schema_annotations() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    open_game(&mut p, "g2");
+    let def = json!({"name": "renamed", "title": "T", "description": "New.",
+        "inputSchema": {"type": "object", "properties": {"move": {"enum": ["A1"]}}},
+        "_meta": {"mcpl/class": "admin", "mcpl/presence": "static", "mcpl/toolset": "cards"}});
+    p.server.borrow_mut().redefine("play", Some("g1"), def);
+    p.run();
+    let snap = p.host.snapshot();
+    let d = snap.definition("play", Some("g1")).expect("def");
+    assert_eq!(d.description, Some(json!("New.")));
+    assert_eq!(d.input_schema["properties"]["move"]["enum"], json!(["A1"]));
+    let listed = snap.tool("play").expect("listed");
+    assert_eq!(listed.tool.name, "play");
+    assert_eq!(listed.presence, Presence::Dynamic);
+    assert_eq!(listed.toolset.as_deref(), Some("game"));
+    let other = snap.definition("play", Some("g2")).expect("def");
+    assert_eq!(
+        other.description,
+        Some(json!("Play a move. Only legal moves.")),
+        "g2 got g1's definition"
+    );
+}
+
+#[test]
+fn h20_a_move_entry_keeps_its_definition_and_visibility() {
+    let mut p = Pair::new(arcade());
+    // `challenge` is static; the entry moves it to dynamic with a definition and visibility.
+    let r = next(&p);
+    p.feed(hints_note(json!({"rev": r, "tools": [{"name": "challenge", "presence": "dynamic",
+        "visible": false, "definition": {"name": "challenge", "description": "Moved.", "inputSchema": {"type": "object"}}}]})));
+    let snap = p.host.snapshot();
+    assert_eq!(
+        snap.tool("challenge").map(|t| t.presence),
+        Some(Presence::Static),
+        "a hint moved the tool"
+    );
+    assert!(
+        !snap.visible("challenge", None),
+        "the entry's visibility was dropped"
+    );
+    assert_eq!(
+        snap.definition("challenge", None)
+            .and_then(|d| d.description),
+        Some(json!("Moved."))
+    );
+}
+
+#[test]
+fn h21_a_statement_replaces_all_dynamic_state_and_an_early_one_resyncs() {
+    let mut p = Pair::http(arcade());
+    open_game(&mut p, "g1");
+    p.clear();
+    // The server forgets everything and states so at a much later rev; an early hint is held.
+    p.server.borrow_mut().open.clear();
+    let _lost = p.server.borrow_mut().hinted(0, json!({}));
+    let mut st = p.server.borrow_mut().statement(0);
+    let st_rev = p.host.snapshot().applied() + 5;
+    st["_meta"]["mcpl/hints"]["rev"] = json!(st_rev);
+    // Deliver the later hint first (held), then the statement via a refresh.
+    let early = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.feed(early.clone());
+    p.hold.insert("toolsets/list".into());
+    p.host.refresh(p.now).expect("refresh");
+    p.flush();
+    let r = p.held.pop().expect("held list");
+    p.feed(ok(r.id, st));
+    let snap = p.host.snapshot();
+    assert!(
+        snap.open().is_empty(),
+        "an empty statement left an instance open"
+    );
+    assert!(!snap.visible("play", Some("g1")));
+    assert_eq!(snap.applied(), st_rev, "the statement did not set applied");
+    assert!(
+        !snap.visible("hint", None),
+        "a held hint below the statement survived it"
+    );
+    assert_eq!(p.recoveries(), 0, "an early statement counted as a gap");
+}
+
+#[test]
+fn h22_a_statement_without_open_is_malformed_and_fails_the_recovery() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    p.clear();
+    p.hold.insert("toolsets/list".into());
+    p.host.resync(p.now);
+    p.run();
+    let r = p.held.pop().expect("held statement");
+    p.hold.clear();
+    p.feed(ok(
+        r.id,
+        json!({"open": {}, "_meta": {"mcpl/hints": {"rev": 99}}}),
+    ));
+    let key = ("game".to_owned(), Some("g1".to_owned()));
+    assert!(
+        p.host.snapshot().open().contains_key(&key),
+        "a malformed statement changed state"
+    );
+    assert!(p.host.snapshot().applied() < 99);
+    assert!(
+        p.host.poll_timeout().is_some(),
+        "the failed read scheduled no retry"
+    );
+}

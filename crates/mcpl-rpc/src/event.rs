@@ -1,0 +1,269 @@
+//! What the peer hands the application: events in read order, and handles to answer requests.
+
+use crate::error::RpcError;
+use crate::peer::Peer;
+use crate::pending::LateReason;
+use mcpl_protocol::frame::FrameError;
+use mcpl_protocol::jsonrpc::{
+    ErrorObject, Message, Notification, Request, RequestId, Response, kind_of,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Something read off the wire (or the end of it), numbered in read order.
+///
+/// Every frame read takes the next `seq`, responses and bad frames included, so a host can
+/// apply hints in the order the reader saw them (RFC-014 §6.1, H13) even when some frames end
+/// up as awaited answers ([`Answered::seq`]) and others as events.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// A request from the other peer. Answer it through `responder` (or disarm the responder
+    /// and answer with [`Peer::respond`] / [`Peer::send`]); MCPL §6.6 says never leave one
+    /// unanswered, so a responder dropped unanswered sends `-32603`.
+    Request {
+        /// Read-order number.
+        seq: u64,
+        /// The request.
+        request: Request,
+        /// The handle that answers it.
+        responder: Responder,
+    },
+    /// A notification from the other peer (except `notifications/cancelled`).
+    Notification {
+        /// Read-order number.
+        seq: u64,
+        /// The notification.
+        notification: Notification,
+    },
+    /// The other peer cancelled one of its requests (`notifications/cancelled`): stop the work.
+    /// An answer given afterwards is not sent (MCP).
+    Cancelled {
+        /// Read-order number.
+        seq: u64,
+        /// The id of the cancelled request.
+        id: RequestId,
+        /// The reason given, if any.
+        reason: Option<String>,
+    },
+    /// A response to no request this peer is tracking: an id this peer did not allocate
+    /// (a sans-IO core that sent its own request with [`Peer::send`]) or an error with
+    /// `"id": null` about a frame of ours the other peer could not read.
+    Response {
+        /// Read-order number.
+        seq: u64,
+        /// The response.
+        response: Response,
+    },
+    /// The answer to a request nobody awaits any more: it timed out, was cancelled, or its
+    /// caller went away. RFC-014 §6.1: a host still applies the hints of such a result.
+    LateResponse {
+        /// Read-order number.
+        seq: u64,
+        /// The request's id.
+        id: RequestId,
+        /// The request's method: read the outcome as that method's result.
+        method: String,
+        /// The raw result or error.
+        outcome: Result<Value, ErrorObject>,
+        /// Why nobody awaited it.
+        reason: LateReason,
+    },
+    /// A frame that is not a message. The connection goes on; `replied` says whether an
+    /// error reply was sent (never for something that looked like a response).
+    BadFrame {
+        /// Read-order number.
+        seq: u64,
+        /// What was wrong with it.
+        error: FrameError,
+        /// Whether an error reply was sent.
+        replied: bool,
+    },
+    /// The connection closed; this is the last event.
+    Closed {
+        /// Why, if it was not an orderly end.
+        reason: Option<String>,
+    },
+}
+
+impl Event {
+    /// The message this event was read from, for a driver that feeds a sans-IO core: a
+    /// late response becomes its response again, a cancellation its notification. A request's
+    /// responder is [disarmed](Responder::disarm), so the core answers with [`Peer::send`].
+    /// `None` for [`Event::BadFrame`] and [`Event::Closed`].
+    pub fn into_message(self) -> Option<Message> {
+        match self {
+            Event::Request {
+                request, responder, ..
+            } => {
+                responder.disarm();
+                Some(Message::Request(request))
+            }
+            Event::Notification { notification, .. } => Some(Message::Notification(notification)),
+            Event::Cancelled { id, reason, .. } => {
+                let mut params = serde_json::Map::new();
+                params.insert("requestId".into(), serde_json::json!(id));
+                if let Some(reason) = reason {
+                    params.insert("reason".into(), Value::String(reason));
+                }
+                Some(Message::Notification(Notification::new(
+                    mcpl_protocol::methods::CANCELLED,
+                    Some(Value::Object(params)),
+                )))
+            }
+            Event::Response { response, .. } => Some(Message::Response(response)),
+            Event::LateResponse { id, outcome, .. } => Some(Message::Response(Response {
+                id: Some(id),
+                outcome,
+                extra: Default::default(),
+            })),
+            Event::BadFrame { .. } | Event::Closed { .. } => None,
+        }
+    }
+
+    /// The read-order number, for every event but [`Event::Closed`].
+    pub fn seq(&self) -> Option<u64> {
+        match self {
+            Event::Request { seq, .. }
+            | Event::Notification { seq, .. }
+            | Event::Cancelled { seq, .. }
+            | Event::Response { seq, .. }
+            | Event::LateResponse { seq, .. }
+            | Event::BadFrame { seq, .. } => Some(*seq),
+            Event::Closed { .. } => None,
+        }
+    }
+}
+
+/// The stream of [`Event`]s of one peer, in read order. It ends after [`Event::Closed`].
+///
+/// Unbounded, so a caller awaiting an answer never deadlocks with a reader waiting for room:
+/// keep draining it.
+#[derive(Debug)]
+pub struct Events {
+    pub(crate) rx: mpsc::UnboundedReceiver<Event>,
+}
+
+impl Events {
+    /// The next event, or `None` once the connection closed and every event was taken.
+    pub async fn recv(&mut self) -> Option<Event> {
+        self.rx.recv().await
+    }
+
+    /// The next event if one is ready.
+    pub fn try_recv(&mut self) -> Option<Event> {
+        self.rx.try_recv().ok()
+    }
+}
+
+/// A successful answer and its place in read order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered<T> {
+    /// The result, read as the type of the request it answers.
+    pub value: T,
+    /// The read-order number of the response frame.
+    pub seq: u64,
+}
+
+/// Answers one incoming request. Dropping it unanswered sends `-32603` (MCPL §6.6), unless
+/// it was [disarmed](Responder::disarm).
+#[derive(Debug)]
+pub struct Responder {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) peer: Peer,
+    pub(crate) armed: bool,
+}
+
+impl Responder {
+    /// The id of the request.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The method of the request.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// Answers with `result`. Fails with [`RpcError::AnswerSuppressed`] when the other peer
+    /// cancelled the request (nothing is sent then).
+    pub fn respond(mut self, result: Value) -> Result<(), RpcError> {
+        self.armed = false;
+        self.peer.respond(self.id.clone(), Ok(result))
+    }
+
+    /// Answers with `result` serialized.
+    pub fn respond_with<T: Serialize>(self, result: &T) -> Result<(), RpcError> {
+        match serde_json::to_value(result) {
+            Ok(value) => self.respond(value),
+            Err(e) => {
+                let detail = format!("result does not serialize: {e}");
+                self.error(ErrorObject::new(
+                    mcpl_protocol::jsonrpc::ErrorCode::InternalError,
+                    detail,
+                ))
+            }
+        }
+    }
+
+    /// Answers with an error object.
+    pub fn error(mut self, error: ErrorObject) -> Result<(), RpcError> {
+        self.armed = false;
+        self.peer.respond(self.id.clone(), Err(error))
+    }
+
+    /// Answers `-32601` naming the method.
+    pub fn method_not_found(self) -> Result<(), RpcError> {
+        let Response { outcome, .. } = Response::method_not_found(self.id.clone(), &self.method);
+        self.error(outcome.expect_err("method_not_found builds an error"))
+    }
+
+    /// Answers `-32602` with `detail`.
+    pub fn invalid_params(self, detail: impl std::fmt::Display) -> Result<(), RpcError> {
+        let Response { outcome, .. } = Response::invalid_params(self.id.clone(), detail);
+        self.error(outcome.expect_err("invalid_params builds an error"))
+    }
+
+    /// Sends a notification that belongs to this request (on Streamable HTTP it travels on
+    /// the request's own SSE stream when that is open).
+    pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), RpcError> {
+        self.peer.send_related(
+            Message::Notification(Notification::new(method, params)),
+            Some(self.id.clone()),
+        )
+    }
+
+    /// Gives up the drop guard: the caller promises to answer with [`Peer::respond`] or
+    /// [`Peer::send`] (a sans-IO core that writes its own responses).
+    pub fn disarm(mut self) -> RequestId {
+        self.armed = false;
+        self.id.clone()
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        if self.armed {
+            self.peer.abandon(self.id.clone());
+        }
+    }
+}
+
+/// Reads a request's params as `T`; missing params read as `{}`. The error is the `-32602`
+/// object to answer with.
+pub fn decode_params<T: DeserializeOwned>(request: &Request) -> Result<T, ErrorObject> {
+    let params = request
+        .params
+        .clone()
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    let found = kind_of(&params);
+    serde_json::from_value(params).map_err(|e| {
+        ErrorObject::new(
+            mcpl_protocol::jsonrpc::ErrorCode::InvalidParams,
+            format!("invalid params for `{}` ({found}): {e}", request.method),
+        )
+    })
+}

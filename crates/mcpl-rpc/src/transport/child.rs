@@ -1,0 +1,97 @@
+//! A child process spoken to over its stdin and stdout (MCP stdio, host side).
+
+use super::{Transport, TransportKind, lines};
+use crate::error::RpcError;
+use mcpl_protocol::frame::Limits;
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+
+/// What happens to the child's stderr (MCP: logging, never an error signal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum StderrMode {
+    /// Passed through to this process's stderr.
+    #[default]
+    Inherit,
+    /// Captured line by line; read it with [`Transport::take_stderr`].
+    Capture,
+    /// Discarded.
+    Discard,
+}
+
+/// The captured stderr of a child process, one line at a time.
+#[derive(Debug)]
+pub struct StderrLines {
+    rx: mpsc::UnboundedReceiver<String>,
+}
+
+impl StderrLines {
+    /// The next line, or `None` once the child closed its stderr.
+    pub async fn next_line(&mut self) -> Option<String> {
+        self.rx.recv().await
+    }
+}
+
+impl Transport {
+    /// Spawns `command` and speaks newline-delimited JSON over its stdin and stdout. The
+    /// child is killed when the transport is dropped; [`crate::Peer::close`] first closes its
+    /// stdin and gives it a moment to exit.
+    pub fn child(
+        mut command: Command,
+        stderr: StderrMode,
+        limits: Limits,
+    ) -> Result<Transport, RpcError> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match stderr {
+                StderrMode::Inherit => Stdio::inherit(),
+                StderrMode::Capture => Stdio::piped(),
+                StderrMode::Discard => Stdio::null(),
+            })
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .map_err(|e| RpcError::Transport(format!("cannot spawn {command:?}: {e}")))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(RpcError::Transport("child has no stdin or stdout".into()));
+        };
+        let mut transport = lines::spawn(TransportKind::ChildProcess, stdout, stdin, limits);
+        if let Some(err) = child.stderr.take() {
+            let (tx, rx) = mpsc::unbounded_channel();
+            transport.guard.tasks.push(tokio::spawn(async move {
+                let mut lines = BufReader::new(err).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }));
+            transport.stderr = Some(StderrLines { rx });
+        }
+        transport.guard.child = Some(child);
+        Ok(transport)
+    }
+
+    /// Spawns a shell command line (`sh -c LINE`; `cmd /C LINE` on Windows), as the CLI's
+    /// `--server` takes it.
+    pub fn child_shell(line: &str, stderr: StderrMode) -> Result<Transport, RpcError> {
+        let command = if cfg!(windows) {
+            let mut c = Command::new("cmd");
+            c.arg("/C").arg(line);
+            c
+        } else {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(line);
+            c
+        };
+        Transport::child(command, stderr, Limits::default())
+    }
+
+    /// The captured stderr of a child process started with [`StderrMode::Capture`]; once.
+    pub fn take_stderr(&mut self) -> Option<StderrLines> {
+        self.stderr.take()
+    }
+}

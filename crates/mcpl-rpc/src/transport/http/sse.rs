@@ -1,0 +1,153 @@
+//! A server-sent-events parser (sans-IO): bytes in, the `data` of each event out.
+//!
+//! Only what MCP uses: `data:` lines joined by newlines, dispatched at a blank line; `event`,
+//! `id` and `retry` fields and `:` comments are skipped. An event over the cap is dropped
+//! whole and reported by size, so one bad event does not end the stream.
+
+use bytes::Bytes;
+
+/// One parsed event.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum SseItem {
+    /// The event's data: one JSON-RPC message.
+    Data(Bytes),
+    /// An event whose data passed the cap; this many bytes were dropped.
+    TooLarge(usize),
+}
+
+#[derive(Debug)]
+pub(crate) struct SseParser {
+    line: Vec<u8>,
+    data: Vec<u8>,
+    has_data: bool,
+    /// Set while dropping an oversized event: bytes dropped so far.
+    dropped: Option<usize>,
+    max: usize,
+}
+
+impl SseParser {
+    /// A parser that refuses events with more than `max` bytes of data.
+    pub fn new(max: usize) -> Self {
+        SseParser {
+            line: Vec::new(),
+            data: Vec::new(),
+            has_data: false,
+            dropped: None,
+            max,
+        }
+    }
+
+    /// Feeds a chunk of the stream; returns the events it completed.
+    pub fn push(&mut self, mut chunk: &[u8]) -> Vec<SseItem> {
+        let mut items = Vec::new();
+        while !chunk.is_empty() {
+            let newline = chunk.iter().position(|&b| b == b'\n');
+            let (part, rest) = match newline {
+                Some(i) => (&chunk[..i], &chunk[i + 1..]),
+                None => (chunk, &[][..]),
+            };
+            chunk = rest;
+            match self.dropped.as_mut() {
+                Some(n) => *n += part.len(),
+                None if self.line.len() + part.len() > self.max + 16 => {
+                    self.dropped = Some(self.data.len() + self.line.len() + part.len());
+                    self.line.clear();
+                    self.data.clear();
+                }
+                None => self.line.extend_from_slice(part),
+            }
+            if newline.is_some() {
+                let line = std::mem::take(&mut self.line);
+                if let Some(item) = self.handle_line(&line) {
+                    items.push(item);
+                }
+            }
+        }
+        items
+    }
+
+    fn handle_line(&mut self, line: &[u8]) -> Option<SseItem> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            let has_data = std::mem::take(&mut self.has_data);
+            if let Some(n) = self.dropped.take() {
+                self.data.clear();
+                return Some(SseItem::TooLarge(n));
+            }
+            let data = std::mem::take(&mut self.data);
+            return has_data.then(|| SseItem::Data(Bytes::from(data)));
+        }
+        if self.dropped.is_some() {
+            return None;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(0) => return None, // a comment
+            Some(i) => {
+                let value = &line[i + 1..];
+                (&line[..i], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &[][..]),
+        };
+        if field == b"data" {
+            if self.has_data {
+                self.data.push(b'\n');
+            }
+            self.data.extend_from_slice(value);
+            self.has_data = true;
+            if self.data.len() > self.max {
+                self.dropped = Some(self.data.len());
+                self.data.clear();
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_across_chunks_are_joined() {
+        let mut p = SseParser::new(1024);
+        assert!(p.push(b"event: message\nda").is_empty());
+        assert!(p.push(b"ta: {\"a\":1}\r\n").is_empty());
+        let items = p.push(b"\n: keepalive\n\ndata: x\ndata: y\n\n");
+        assert_eq!(
+            items,
+            [
+                SseItem::Data(Bytes::from_static(b"{\"a\":1}")),
+                SseItem::Data(Bytes::from_static(b"x\ny")),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_oversized_event_is_dropped_and_the_stream_goes_on() {
+        let mut p = SseParser::new(8);
+        let mut items = p.push(b"data: 0123456789abcdef\n\n");
+        items.extend(p.push(b"data: ok\n\n"));
+        assert_eq!(
+            items,
+            [
+                SseItem::TooLarge(16),
+                SseItem::Data(Bytes::from_static(b"ok"))
+            ]
+        );
+    }
+
+    #[test]
+    fn an_oversized_line_without_newline_is_not_buffered() {
+        let mut p = SseParser::new(8);
+        assert!(p.push(&[b'd'; 100]).is_empty());
+        assert!(p.line.is_empty());
+        let items = p.push(b"\n\ndata: ok\n\n");
+        assert_eq!(
+            items,
+            [
+                SseItem::TooLarge(100),
+                SseItem::Data(Bytes::from_static(b"ok"))
+            ]
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2).
+
+use super::{Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use crate::error::RpcError;
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use mcpl_protocol::frame::{FrameError, Limits};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
+
+/// The HTTP request that opened a WebSocket, for a server that maps credentials to principals
+/// (`Authorization: Bearer TOKEN`).
+#[derive(Debug, Clone)]
+pub struct Handshake {
+    /// The request URI.
+    pub uri: Uri,
+    /// The request headers.
+    pub headers: HeaderMap,
+}
+
+/// A refused WebSocket handshake: the HTTP status and a short body.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    /// The status, for example 401.
+    pub status: StatusCode,
+    /// The body text.
+    pub message: String,
+}
+
+/// tungstenite's own cap: frames between our cap and this are read whole and refused with an
+/// error (the connection survives); beyond it tungstenite ends the connection.
+fn ws_config(limits: &Limits) -> WebSocketConfig {
+    let hard = limits
+        .max_frame_bytes
+        .saturating_mul(4)
+        .max(16 * 1024 * 1024);
+    WebSocketConfig::default()
+        .max_message_size(Some(hard))
+        .max_frame_size(Some(hard))
+}
+
+/// Opens a WebSocket to `url` (`ws://`; `wss://` is not built in), sending `headers` with
+/// the handshake.
+pub async fn connect(
+    url: &str,
+    headers: &[(&str, &str)],
+    limits: Limits,
+) -> Result<Transport, RpcError> {
+    let mut request = url
+        .into_client_request()
+        .map_err(|e| RpcError::Transport(format!("bad websocket url `{url}`: {e}")))?;
+    for (name, value) in headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| RpcError::Transport(format!("bad header name `{name}`: {e}")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|e| RpcError::Transport(format!("bad value for header `{name}`: {e}")))?;
+        request.headers_mut().insert(name, value);
+    }
+    let (stream, _) =
+        tokio_tungstenite::connect_async_with_config(request, Some(ws_config(&limits)), false)
+            .await
+            .map_err(|e| RpcError::Transport(format!("websocket connect to `{url}`: {e}")))?;
+    Ok(spawn(stream, limits))
+}
+
+/// Waits for the next TCP connection on `listener` and accepts a WebSocket on it.
+pub async fn accept_next(
+    listener: &TcpListener,
+    limits: Limits,
+) -> Result<(Transport, Handshake), RpcError> {
+    let (stream, _) = listener
+        .accept()
+        .await
+        .map_err(|e| RpcError::Transport(format!("tcp accept: {e}")))?;
+    accept(stream, limits).await
+}
+
+/// Accepts a WebSocket on a freshly accepted TCP connection and returns its handshake.
+pub async fn accept(stream: TcpStream, limits: Limits) -> Result<(Transport, Handshake), RpcError> {
+    accept_with(stream, limits, |handshake| Ok(handshake.clone())).await
+}
+
+// tungstenite's callback signature returns its large `ErrorResponse` by value.
+#[allow(clippy::result_large_err)]
+/// Accepts a WebSocket if `check` approves its handshake; `check` returns what the server
+/// wants to keep (a principal), or a rejection sent back as an HTTP error.
+pub async fn accept_with<T, F>(
+    stream: TcpStream,
+    limits: Limits,
+    check: F,
+) -> Result<(Transport, T), RpcError>
+where
+    F: FnOnce(&Handshake) -> Result<T, Rejection>,
+{
+    let mut kept = None;
+    let mut check = Some(check);
+    // The callback must be `Unpin`: it captures only references.
+    let (kept_ref, check_ref) = (&mut kept, &mut check);
+    let callback =
+        move |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
+            let handshake = Handshake {
+                uri: request.uri().clone(),
+                headers: request.headers().clone(),
+            };
+            let Some(check) = check_ref.take() else {
+                return Err(ErrorResponse::new(Some("handshake checked twice".into())));
+            };
+            match check(&handshake) {
+                Ok(value) => {
+                    *kept_ref = Some(value);
+                    Ok(response)
+                }
+                Err(rejection) => {
+                    let mut refusal = ErrorResponse::new(Some(rejection.message));
+                    *refusal.status_mut() = rejection.status;
+                    Err(refusal)
+                }
+            }
+        };
+    let ws =
+        tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(ws_config(&limits)))
+            .await
+            .map_err(|e| RpcError::Transport(format!("websocket handshake: {e}")))?;
+    let kept = kept.ok_or_else(|| RpcError::Transport("websocket handshake refused".into()))?;
+    Ok((spawn(ws, limits), kept))
+}
+
+fn spawn<S>(ws: WebSocketStream<S>, limits: Limits) -> Transport
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (sink, stream) = ws.split();
+    let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let reader = tokio::spawn(read_frames(stream, limits, in_tx.clone()));
+    let writer = tokio::spawn(write_frames(sink, out_rx, in_tx));
+    Transport {
+        kind: TransportKind::WebSocket,
+        limits,
+        inbound: in_rx,
+        outbound: out_tx,
+        guard: Guard {
+            writer: Some(writer),
+            tasks: vec![reader],
+            child: None,
+        },
+        stderr: None,
+    }
+}
+
+async fn read_frames<S>(
+    mut stream: futures_util::stream::SplitStream<WebSocketStream<S>>,
+    limits: Limits,
+    tx: mpsc::Sender<Inbound>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let reason = loop {
+        let bytes: Bytes = match stream.next().await {
+            None => break None,
+            Some(Err(e)) => break Some(format!("websocket read failed: {e}")),
+            Some(Ok(WsMessage::Close(_))) => break None,
+            // Text is the norm; a binary frame holding JSON is read the same way.
+            Some(Ok(WsMessage::Text(text))) => text.into(),
+            Some(Ok(WsMessage::Binary(bytes))) => bytes,
+            Some(Ok(_)) => continue, // ping and pong are tungstenite's business
+        };
+        let inbound = if bytes.len() > limits.max_frame_bytes {
+            Inbound::Refused {
+                error: FrameError::TooLarge {
+                    len: bytes.len(),
+                    max: limits.max_frame_bytes,
+                },
+                answered: false,
+            }
+        } else {
+            Inbound::Frame(bytes)
+        };
+        if tx.send(inbound).await.is_err() {
+            return;
+        }
+    };
+    let _ = tx.send(Inbound::Closed { reason }).await;
+}
+
+async fn write_frames<S>(
+    mut sink: futures_util::stream::SplitSink<WebSocketStream<S>, WsMessage>,
+    mut rx: mpsc::UnboundedReceiver<Outbound>,
+    tx: mpsc::Sender<Inbound>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    while let Some(out) = rx.recv().await {
+        let text = out.message.to_json();
+        if let Err(e) = sink.send(WsMessage::text(text)).await {
+            if !matches!(e, tungstenite::Error::ConnectionClosed) {
+                let _ = tx
+                    .send(Inbound::Closed {
+                        reason: Some(format!("websocket write failed: {e}")),
+                    })
+                    .await;
+            }
+            return;
+        }
+    }
+    let _ = sink.close().await;
+}

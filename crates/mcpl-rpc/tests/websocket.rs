@@ -1,0 +1,150 @@
+//! The WebSocket transport: one message per text frame, a handshake whose headers a server
+//! maps to a principal, requests and notifications both ways, and oversized frames refused
+//! with the connection kept.
+
+mod common;
+
+use common::serve_echo;
+use mcpl_rpc::transport::ws::{self, Rejection};
+use mcpl_rpc::{Event, Limits, Peer, PeerConfig, RequestOptions, TransportKind};
+use serde_json::json;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::http::StatusCode;
+
+fn opts() -> RequestOptions {
+    RequestOptions::timeout(Duration::from_secs(10))
+}
+
+/// Maps `Authorization: Bearer TOKEN` to a principal; anything else is refused with 401.
+fn principal_of(handshake: &ws::Handshake) -> Result<String, Rejection> {
+    let token = handshake
+        .headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match token {
+        Some("alice-token") => Ok("alice".to_owned()),
+        _ => Err(Rejection {
+            status: StatusCode::UNAUTHORIZED,
+            message: "unknown token".into(),
+        }),
+    }
+}
+
+async fn listener() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcpl", listener.local_addr().unwrap());
+    (listener, url)
+}
+
+#[tokio::test]
+async fn requests_and_notifications_flow_both_ways() {
+    let (listener, url) = listener().await;
+    let server = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        ws::accept_with(stream, Limits::default(), principal_of)
+            .await
+            .unwrap()
+    });
+    let client_t = ws::connect(
+        &url,
+        &[("Authorization", "Bearer alice-token")],
+        Limits::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client_t.kind(), TransportKind::WebSocket);
+    let (server_t, principal) = server.await.unwrap();
+    assert_eq!(principal, "alice");
+
+    let (client, client_events) = Peer::start(client_t, PeerConfig::default());
+    let (server, server_events) = Peer::start(server_t, PeerConfig::default());
+    let mut client_seen = serve_echo(client_events);
+    let mut server_seen = serve_echo(server_events);
+
+    let answer = client
+        .request_value("echo", Some(json!({"text": "up"})), opts())
+        .await
+        .unwrap();
+    assert_eq!(answer.value, json!({"text": "up"}));
+    let answer = server.request_value("ping", None, opts()).await.unwrap();
+    assert_eq!(answer.value, json!({}));
+
+    client.notify_value("c/n", None).unwrap();
+    server.notify_value("s/n", None).unwrap();
+    let Some(Event::Notification { notification, .. }) = server_seen.recv().await else {
+        panic!("server saw no notification")
+    };
+    assert_eq!(notification.method, "c/n");
+    let Some(Event::Notification { notification, .. }) = client_seen.recv().await else {
+        panic!("client saw no notification")
+    };
+    assert_eq!(notification.method, "s/n");
+
+    client.close().await;
+    assert!(matches!(
+        server_seen.recv().await,
+        Some(Event::Closed { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_bad_token_is_refused_at_the_handshake() {
+    let (listener, url) = listener().await;
+    let server = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        ws::accept_with(stream, Limits::default(), principal_of).await
+    });
+    let err = ws::connect(
+        &url,
+        &[("Authorization", "Bearer mallory")],
+        Limits::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("401"), "{err}");
+    assert!(server.await.unwrap().is_err());
+}
+
+#[tokio::test]
+async fn an_oversized_frame_is_refused_and_the_connection_survives() {
+    let (listener, url) = listener().await;
+    let small = Limits {
+        max_frame_bytes: 1024,
+        ..Limits::default()
+    };
+    let server = tokio::spawn(async move { ws::accept_next(&listener, small).await.unwrap() });
+    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
+    let (server_t, handshake) = server.await.unwrap();
+    assert_eq!(handshake.uri.path(), "/mcpl");
+    let (client, mut client_events) = Peer::start(client_t, PeerConfig::default());
+    let (_server, server_events) = Peer::start(server_t, PeerConfig::default());
+    let mut server_seen = serve_echo(server_events);
+
+    let big = "x".repeat(4000);
+    let pending = client
+        .start_request("echo", Some(json!({"text": big})), opts())
+        .unwrap();
+    let Some(Event::BadFrame { error, replied, .. }) = server_seen.recv().await else {
+        panic!("no bad frame")
+    };
+    assert!(replied);
+    assert_eq!(
+        error.to_string(),
+        "frame of 4061 bytes exceeds the cap of 1024 bytes"
+    );
+    // The frame was never parsed, so the error reply carries `"id": null` and reaches the
+    // client as a response to nothing it tracks.
+    let Some(Event::Response { response, .. }) = client_events.recv().await else {
+        panic!("no error reply")
+    };
+    assert_eq!(response.id, None);
+    assert_eq!(response.outcome.unwrap_err().code, -32600);
+    pending.cancel("refused by the server");
+    let answer = client
+        .request_value("echo", Some(json!({"text": "small"})), opts())
+        .await
+        .unwrap();
+    assert_eq!(answer.value, json!({"text": "small"}));
+}

@@ -1,0 +1,234 @@
+//! What app code sees: a [`Context`] per call, and the replies it hands back.
+
+use crate::principal::{ConnectionId, Principal};
+use crate::update::{Scoped, Update};
+use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
+use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
+use serde_json::{Map, Value};
+
+/// Identifies one piece of app work the session asked for ([`crate::Effect::Call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CallId(pub(crate) u64);
+
+/// The app work a [`crate::Effect::Call`] asks for.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CallKind {
+    /// Run tool `tool` with `args` (already checked against its schema); reply with
+    /// [`Reply::Tool`].
+    Tool {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, an object valid against the tool's current definition.
+        args: Map<String, Value>,
+    },
+    /// Open the context's toolset or instance (start a game, say); reply with
+    /// [`Reply::Open`]. The options are in [`Context::options`], already validated.
+    Open,
+    /// Close the context's toolset or instance (a forfeit, say); reply with [`Reply::Close`].
+    /// `disconnect` is true when the connection of a per-connection principal went away.
+    Close {
+        /// The connection closed, and toolsets end at disconnect (§5.6).
+        disconnect: bool,
+    },
+}
+
+/// A request for app code: run it, then hand the outcome to
+/// [`Session::handle_call_done`](crate::Session::handle_call_done).
+#[derive(Debug)]
+pub struct Call {
+    /// Which call this is.
+    pub id: CallId,
+    /// What to do.
+    pub kind: CallKind,
+    /// Who and where; record state changes through it, then return it in the [`Outcome`].
+    pub context: Context,
+}
+
+/// What app code answers.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Reply {
+    /// A tool's result. Use `isError` for tool failures; the SDK adds the hints.
+    Tool(CallToolResult),
+    /// An open's outcome.
+    Open(OpenReply),
+    /// A close's outcome.
+    Close(CloseReply),
+}
+
+/// The outcome of an open.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpenReply {
+    /// The title of what was opened (default: the toolset's title, with the instance name).
+    pub title: Option<String>,
+    /// What was opened, for the agent (the board, say).
+    pub content: Vec<ContentBlock>,
+    /// `Some(why)`: refuse the open by policy; nothing opens and the host gets `-32602`.
+    pub refusal: Option<String>,
+}
+
+impl OpenReply {
+    /// An open that succeeded, showing `text`.
+    pub fn text(text: impl Into<String>) -> Self {
+        OpenReply {
+            content: vec![ContentBlock::text(text)],
+            ..Self::default()
+        }
+    }
+
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// An open refused by policy.
+    pub fn refuse(why: impl Into<String>) -> Self {
+        OpenReply {
+            refusal: Some(why.into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// The outcome of a close.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CloseReply {
+    /// Consequences, for the agent ("You resigned; White wins.").
+    pub content: Vec<ContentBlock>,
+    /// Why it ended, for the `ended` record other hosts of the principal read.
+    pub reason: Option<String>,
+}
+
+impl CloseReply {
+    /// A close showing `text`, which is also the ended record's reason.
+    pub fn text(text: impl Into<String>) -> Self {
+        let text = text.into();
+        CloseReply {
+            content: vec![ContentBlock::text(text.clone())],
+            reason: Some(text),
+        }
+    }
+}
+
+/// App work done: the context (with the changes recorded through it) and the reply.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The context from the [`Call`].
+    pub context: Context,
+    /// The reply.
+    pub reply: Reply,
+}
+
+/// Who a call is for and where it runs, and the recorder of the state changes it makes.
+///
+/// Changes recorded here are committed when the outcome reaches the session: the caller's
+/// own changes ride in the call's result, the same changes reach the principal's other
+/// connections, and changes for other principals reach theirs as pushes (§6.2).
+#[derive(Debug)]
+pub struct Context {
+    pub(crate) principal: Principal,
+    pub(crate) connection: ConnectionId,
+    pub(crate) toolset: Option<ToolsetName>,
+    pub(crate) instance: Option<InstanceName>,
+    pub(crate) options: Value,
+    pub(crate) own: Update,
+    pub(crate) others: Vec<(Principal, Update)>,
+}
+
+impl Context {
+    /// A context for app code outside any connection's request (tests, background work).
+    pub fn new(principal: Principal, connection: ConnectionId) -> Self {
+        Context {
+            principal,
+            connection,
+            toolset: None,
+            instance: None,
+            options: Value::Null,
+            own: Update::new(),
+            others: Vec::new(),
+        }
+    }
+
+    /// The same principal, connection and scope, with nothing recorded.
+    pub(crate) fn blank(&self) -> Context {
+        Context {
+            principal: self.principal.clone(),
+            connection: self.connection,
+            toolset: self.toolset.clone(),
+            instance: self.instance.clone(),
+            options: self.options.clone(),
+            own: Update::new(),
+            others: Vec::new(),
+        }
+    }
+
+    /// The principal the call acts for.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The connection the call came in on.
+    pub fn connection(&self) -> ConnectionId {
+        self.connection
+    }
+
+    /// The toolset the call runs in, if any.
+    pub fn toolset(&self) -> Option<&ToolsetName> {
+        self.toolset.as_ref()
+    }
+
+    /// The instance the call runs in, if any.
+    pub fn instance(&self) -> Option<&InstanceName> {
+        self.instance.as_ref()
+    }
+
+    /// The options in force for the toolset or instance (`null` outside one).
+    pub fn options(&self) -> &Value {
+        &self.options
+    }
+
+    /// Tool changes in the call's own scope: its instance, its toolset, or (for tools outside
+    /// toolsets) the free tools.
+    pub fn here(&mut self) -> Scoped<'_> {
+        match (&self.toolset, &self.instance) {
+            (Some(t), Some(i)) => self.own.instance(t.as_str(), i.as_str()),
+            (Some(t), None) => self.own.toolset(t.as_str()),
+            _ => self.own.tools(),
+        }
+    }
+
+    /// Makes `tool` visible in the call's scope.
+    pub fn show(&mut self, tool: impl Into<String>) -> &mut Self {
+        self.here().show(tool);
+        self
+    }
+
+    /// Makes `tool` invisible in the call's scope.
+    pub fn hide(&mut self, tool: impl Into<String>) -> &mut Self {
+        self.here().hide(tool);
+        self
+    }
+
+    /// Any change to the caller's own principal, in any scope.
+    pub fn update(&mut self) -> &mut Update {
+        &mut self.own
+    }
+
+    /// Changes to another principal (the opponent in a shared game, say); they reach that
+    /// principal's connections as pushes or `tools/hints`.
+    pub fn update_for(&mut self, principal: &Principal) -> &mut Update {
+        if *principal == self.principal {
+            return &mut self.own;
+        }
+        let at = match self.others.iter().position(|(p, _)| p == principal) {
+            Some(at) => at,
+            None => {
+                self.others.push((principal.clone(), Update::new()));
+                self.others.len() - 1
+            }
+        };
+        &mut self.others[at].1
+    }
+}

@@ -1,0 +1,373 @@
+//! `tools/call`: routing to an instance (§4.3, §11), the visibility gate (§4.1), argument
+//! validation, and finishing app work.
+
+use super::catalog::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
+use super::statement::{own_definition, visible_in};
+use super::toolsets::list_or_none;
+use super::{Effect, Pending, Session};
+use crate::context::{Call, CallId, CallKind, Context, Outcome, Reply};
+use crate::decl::Home;
+use crate::error::{Error, Refusal};
+use crate::schema::Schema;
+use crate::store::{OpenKey, with_state};
+use crate::update::{PrincipalChange, Touch, Update, seed};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId, Response};
+use mcpl_protocol::mcp::{CallToolParams, CallToolResult};
+use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
+use serde_json::{Map, Value};
+use std::time::Instant;
+
+/// A tool call that passed routing, waiting to be gated and run.
+#[derive(Debug)]
+pub(crate) struct PlannedCall {
+    request: RequestId,
+    tool: String,
+    args: Map<String, Value>,
+    key: Option<OpenKey>,
+}
+
+/// Where a call goes, or why it cannot go anywhere.
+enum Route {
+    To(Option<OpenKey>),
+    /// §6.3: a toolset implicitly open for a host without `toolHints` that is not open yet.
+    OpenFirst(OpenKey),
+    Refuse(String),
+}
+
+impl Session {
+    pub(super) fn tool_error(&mut self, id: RequestId, text: &str) {
+        self.respond_tool(id, CallToolResult::error(text));
+    }
+
+    pub(super) fn respond_tool(&mut self, id: RequestId, result: CallToolResult) {
+        let v = serde_json::to_value(&result).expect("tool result serializes");
+        self.respond(id, Ok(v));
+    }
+
+    pub(super) fn tools_call(&mut self, now: Instant, id: RequestId, params: Option<Value>) {
+        let p: CallToolParams = match serde_json::from_value(params.unwrap_or(Value::Null)) {
+            Ok(p) => p,
+            Err(e) => {
+                let r = Refusal::invalid_params(format!("invalid tools/call params: {e}"));
+                return self.respond(id, Err(r));
+            }
+        };
+        let args = p.arguments.clone().unwrap_or_default();
+        let catalog = self.server.catalog();
+        if !self.host.tool_hints
+            && catalog.needs_compat_tools()
+            && matches!(
+                p.name.as_str(),
+                TOOLSET_OPEN | TOOLSET_CLOSE | TOOLSET_CHOOSE
+            )
+        {
+            return self.compat_call(id, &p.name, &args);
+        }
+        let Some(entry) = catalog.tool(&p.name) else {
+            let r = Refusal::invalid_params(format!("unknown tool `{}`", p.name));
+            return self.respond(id, Err(r));
+        };
+        let route = match &entry.home {
+            Home::Toolset(t) => self.route(t, &p),
+            // §5.4: the host gates undeclared groups; the server checks only visibility.
+            Home::Free | Home::Group(_) => Route::To(None),
+        };
+        let plan = |key| PlannedCall {
+            request: id.clone(),
+            tool: p.name.clone(),
+            args: args.clone(),
+            key,
+        };
+        match route {
+            Route::To(key) => self.start_tool(now, plan(key)),
+            Route::Refuse(text) => self.tool_error(id, &text),
+            Route::OpenFirst(key) => {
+                let plan = Box::new(plan(Some(key.clone())));
+                // Mark it opening atomically, as `toolsets/open` does.
+                let started = with_state(self.server.store(), &self.principal, |s| {
+                    if s.open.contains_key(&key) {
+                        return false;
+                    }
+                    let mut open = crate::update::new_open(
+                        String::new(),
+                        Value::Null,
+                        crate::store::Opener::Host(self.connection),
+                    );
+                    open.phase = crate::store::Phase::Opening;
+                    s.open.insert(key.clone(), open);
+                    true
+                });
+                if started {
+                    self.start_open(id, key, Value::Null, true, Some(plan));
+                } else {
+                    self.start_tool(now, *plan);
+                }
+            }
+        }
+    }
+
+    /// §4.3 for hosts with `toolHints`; §11's current instance for hosts without.
+    fn route(&mut self, toolset: &ToolsetName, p: &CallToolParams) -> Route {
+        let catalog = self.server.catalog();
+        let Some(entry) = catalog.entry(toolset.as_str()) else {
+            return Route::Refuse(format!("toolset `{toolset}` is not declared"));
+        };
+        let open = self.open_instances(toolset);
+        if !entry.instanced() {
+            // §4.3: servers ignore `mcpl/instance` on a toolset without instances.
+            let key = OpenKey::new(toolset.clone(), None);
+            let is_open = with_state(self.server.store(), &self.principal, |s| {
+                seed(&catalog, s);
+                s.open.contains_key(&key)
+            });
+            return match (is_open, self.host.tool_hints) {
+                (true, _) => Route::To(Some(key)),
+                // §6.3: implicitly open for hosts without `toolHints`, unless it needs options.
+                (false, false) if !entry.needs_options => Route::OpenFirst(key),
+                (false, false) => Route::Refuse(format!(
+                    "toolset `{toolset}` is not open; open it with {TOOLSET_OPEN}"
+                )),
+                (false, true) => Route::Refuse(format!(
+                    "toolset `{toolset}` is not open; open it with toolsets/open"
+                )),
+            };
+        }
+        let pick = |name: &str| {
+            InstanceName::parse(name)
+                .ok()
+                .map(|i| OpenKey::new(toolset.clone(), Some(i)))
+        };
+        if self.host.tool_hints {
+            let named = match p.instance() {
+                Ok(n) => n,
+                Err(e) => return Route::Refuse(e.to_string()),
+            };
+            return match named {
+                Some(n) if open.contains(&n) => Route::To(pick(&n)),
+                Some(n) => Route::Refuse(format!(
+                    "instance `{n}` of `{toolset}` is not open; open instances: {}",
+                    list_or_none(&open)
+                )),
+                None => match open.len() {
+                    0 => Route::Refuse(format!(
+                        "toolset `{toolset}` is not open; open an instance with toolsets/open"
+                    )),
+                    1 => Route::To(pick(&open[0])),
+                    n => Route::Refuse(format!(
+                        "{n} instances of `{toolset}` are open: {}; name one in \
+                         _meta[\"mcpl/instance\"]",
+                        open.join(", ")
+                    )),
+                },
+            };
+        }
+        // §11: the current instance; if it closed and exactly one remains, that one.
+        if let Some(cur) = self.current.get(toolset) {
+            if open.iter().any(|o| o == cur.as_str()) {
+                return Route::To(pick(cur.as_str()));
+            }
+        }
+        match open.len() {
+            0 => Route::Refuse(format!(
+                "no instance of `{toolset}` is open; open one with {TOOLSET_OPEN}"
+            )),
+            1 => {
+                let key = pick(&open[0]);
+                if let Some(k) = &key {
+                    self.make_current(k);
+                }
+                Route::To(key)
+            }
+            _ => Route::Refuse(format!(
+                "instances of `{toolset}` are open: {}; choose one with {TOOLSET_CHOOSE}",
+                open.join(", ")
+            )),
+        }
+    }
+
+    /// Gates a routed call on visibility (§4.1) and its arguments on the scope's current
+    /// definition (§5.5), then hands it to app code.
+    pub(super) fn start_tool(&mut self, _now: Instant, plan: PlannedCall) {
+        let catalog = self.server.catalog();
+        let key = plan.key.clone();
+        let (visible, own, options) = with_state(self.server.store(), &self.principal, |s| {
+            seed(&catalog, s);
+            let options = key
+                .as_ref()
+                .and_then(|k| s.open.get(k))
+                .map(|o| o.options.clone())
+                .unwrap_or(Value::Null);
+            (
+                visible_in(&catalog, s, key.as_ref(), &plan.tool),
+                own_definition(s, key.as_ref(), &plan.tool),
+                options,
+            )
+        });
+        if !visible {
+            let where_ = key
+                .as_ref()
+                .map(|k| format!(" in {}", k.describe()))
+                .unwrap_or_default();
+            let text = format!("tool `{}` is not available now{where_}", plan.tool);
+            return self.tool_error(plan.request, &text);
+        }
+        let args = Value::Object(plan.args.clone());
+        let checked = match own {
+            Some(def) => Schema::compile(&def.input_schema)
+                .map_err(|e| format!("the current definition of `{}` is invalid: {e}", plan.tool))
+                .and_then(|s| s.check("argument", &args)),
+            None => match catalog.tool(&plan.tool) {
+                Some(t) => t.schema.check("argument", &args),
+                None => Err(format!("unknown tool `{}`", plan.tool)),
+            },
+        };
+        if let Err(text) = checked {
+            return self.tool_error(plan.request, &text);
+        }
+        let context = self.context(key.as_ref(), options);
+        let id = self.new_call(Pending::Tool {
+            request: plan.request,
+        });
+        self.effects.push_back(Effect::Call(Box::new(Call {
+            id,
+            kind: CallKind::Tool {
+                tool: plan.tool,
+                args: plan.args,
+            },
+            context,
+        })));
+    }
+
+    pub(super) fn finish(
+        &mut self,
+        now: Instant,
+        call: CallId,
+        pending: Pending,
+        cancelled: bool,
+        outcome: Outcome,
+    ) -> Result<(), Error> {
+        let Outcome { context, reply } = outcome;
+        match (pending, reply) {
+            (Pending::Tool { request }, Reply::Tool(result)) => {
+                self.finish_tool(now, request, cancelled, context, result)
+            }
+            (
+                Pending::Open {
+                    request,
+                    key,
+                    compat,
+                    then,
+                },
+                Reply::Open(r),
+            ) => self.finish_open(now, request, key, compat, then, cancelled, context, r),
+            (
+                Pending::Close {
+                    request,
+                    key,
+                    compat,
+                },
+                Reply::Close(r),
+            ) => self.finish_close(now, request, key, compat, cancelled, context, r),
+            (Pending::Disconnect, _) => {
+                let Context { others, .. } = context;
+                self.publish_all(now, Vec::new(), Update::new(), others, None)
+            }
+            (pending, _) => {
+                let (request, expected) = match pending {
+                    Pending::Tool { request } => (request, "tool"),
+                    Pending::Open { request, key, .. } => {
+                        with_state(self.server.store(), &self.principal, |s| {
+                            if s.open.get(&key).is_some_and(|o| !o.is_listed()) {
+                                s.open.remove(&key);
+                            }
+                        });
+                        (request, "open")
+                    }
+                    Pending::Close { request, key, .. } => {
+                        with_state(self.server.store(), &self.principal, |s| {
+                            if let Some(o) = s.open.get_mut(&key) {
+                                o.phase = crate::store::Phase::Open;
+                            }
+                        });
+                        (request, "close")
+                    }
+                    Pending::Disconnect => unreachable!("matched above"),
+                };
+                if !cancelled {
+                    let err = ErrorObject::new(
+                        ErrorCode::InternalError,
+                        format!("the server's app answered a {expected} call wrongly"),
+                    );
+                    self.send(Message::Response(Response::error(Some(request), err)));
+                }
+                Err(Error::WrongReply { call, expected })
+            }
+        }
+    }
+
+    fn finish_tool(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        cancelled: bool,
+        context: Context,
+        mut result: CallToolResult,
+    ) -> Result<(), Error> {
+        let Context { own, others, .. } = context;
+        let catalog = self.server.catalog();
+        let env = self.server.env(&catalog, now);
+        let (touches, bad) = with_state(self.server.store(), &self.principal, |s| {
+            seed(&catalog, s);
+            match crate::update::commit(&env, s, &own) {
+                Ok(t) => (t, None),
+                Err(e) => (Vec::new(), Some(e)),
+            }
+        });
+        let st = self.statement_for(&touches);
+        let suggest = own.suggest.clone();
+        if cancelled {
+            // §6.1, vector 28: no result will carry them, so they go alone.
+            self.send_tools_hints(st, suggest);
+        } else {
+            // §6.2, vector 2: the call's own consequences ride in its result, and only there.
+            let hints = self.stamp(st, suggest);
+            result
+                .set_hints(hints.as_ref())
+                .expect("hint changes serialize");
+            self.respond_tool(request, result);
+        }
+        self.publish_all(now, touches, own, others, bad)
+    }
+
+    /// Publishes the caller's own committed change (its other connections skip nothing: only
+    /// this one already reported it) and commits and publishes changes for other principals.
+    pub(super) fn publish_all(
+        &mut self,
+        now: Instant,
+        touches: Vec<Touch>,
+        own: Update,
+        others: Vec<(crate::principal::Principal, Update)>,
+        bad: Option<Error>,
+    ) -> Result<(), Error> {
+        self.publish(PrincipalChange {
+            principal: self.principal.clone(),
+            origin: Some(self.connection),
+            touches,
+            event: own.event,
+            suggest: own.suggest,
+        });
+        let mut first_err = bad;
+        for (principal, update) in others {
+            match self.server.apply(now, &principal, update) {
+                Ok(change) => self.publish(change),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}

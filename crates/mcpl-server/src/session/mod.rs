@@ -1,0 +1,357 @@
+//! The sans-IO session core: one [`Session`] per connection.
+//!
+//! A session never reads a clock, spawns a task or touches a socket. Messages and time come in
+//! through `handle_*`; what to write, what app code to run and what to tell the principal's
+//! other connections come out of [`Session::poll_effect`].
+
+mod call;
+mod carrier;
+mod catalog;
+mod compat;
+mod statement;
+mod toolsets;
+
+use crate::context::{Call, CallId, Outcome};
+use crate::error::{Error, Refusal};
+use crate::principal::{ConnectionId, Principal};
+use crate::server::Server;
+use crate::store::{OpenKey, with_state};
+use crate::update::PrincipalChange;
+use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
+use mcpl_protocol::methods;
+use mcpl_protocol::rfc014::{InstanceName, Rev, ToolsetName};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::time::Instant;
+
+pub(crate) use call::PlannedCall;
+pub use catalog::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
+
+/// What the session asks its driver to do. Drain with [`Session::poll_effect`] and handle
+/// each in order.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Effect {
+    /// Write this message to the host. Write `Send`s in the order they were polled and never
+    /// drop one: a hint-carrying message took its rev when it was queued, so writing in poll
+    /// order is what makes "allocate and write" one step (§6.1).
+    Send(Message),
+    /// Run app code, then hand its [`Outcome`] to [`Session::handle_call_done`].
+    Call(Box<Call>),
+    /// Hand this change to every session of [`PrincipalChange::principal`] (this one
+    /// included; it skips its own) through [`Session::handle_principal_change`].
+    Publish(PrincipalChange),
+    /// Close the connection, after writing every `Send` polled before it.
+    Close,
+}
+
+/// What the host said about itself in `initialize` and `featureSets/update`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Host {
+    initialized: bool,
+    tool_hints: bool,
+    push_advertised: bool,
+    push_granted: bool,
+}
+
+/// Why a session is waiting for app code.
+#[derive(Debug)]
+enum Pending {
+    /// A `tools/call`.
+    Tool { request: RequestId },
+    /// An open: `toolsets/open`, `toolset_open`, or an implicit open before a call (§6.3).
+    Open {
+        request: RequestId,
+        key: OpenKey,
+        compat: bool,
+        then: Option<Box<PlannedCall>>,
+    },
+    /// A close: `toolsets/close` or `toolset_close`.
+    Close {
+        request: RequestId,
+        key: OpenKey,
+        compat: bool,
+    },
+    /// Cleanup of a per-connection principal's toolsets at disconnect (§5.6).
+    Disconnect,
+}
+
+/// One connection's protocol state (§14, "Server, per connection").
+///
+/// Method kinds:
+/// - `handle_*` feed input: [`handle_message`](Self::handle_message) for each frame in read
+///   order, [`handle_call_done`](Self::handle_call_done) when app code finishes,
+///   [`handle_principal_change`](Self::handle_principal_change) for changes published by other
+///   sessions or by the server, [`handle_catalog_change`](Self::handle_catalog_change) after
+///   [`Server::replace_catalog`], [`handle_timeout`](Self::handle_timeout) at the deadline and
+///   [`handle_disconnect`](Self::handle_disconnect) when the transport closes.
+/// - `poll_*` drain output: [`poll_effect`](Self::poll_effect) until `None`, then
+///   [`poll_timeout`](Self::poll_timeout). `now` must never go backwards.
+/// - Getters: [`rev`](Self::rev), [`principal`](Self::principal), ...
+///
+/// Any `handle_*` may queue effects; a peer's mistake is answered with an error reply or a
+/// tool error and changes nothing. `Err` is returned for caller misuse only.
+#[derive(Debug)]
+pub struct Session {
+    server: Server,
+    principal: Principal,
+    connection: ConnectionId,
+    host: Host,
+    rev: Rev,
+    effects: VecDeque<Effect>,
+    calls: HashMap<CallId, (Pending, bool)>,
+    by_request: HashMap<RequestId, CallId>,
+    next_call: u64,
+    next_out: u64,
+    pushes: HashSet<RequestId>,
+    current: BTreeMap<ToolsetName, InstanceName>,
+    announced: Option<Value>,
+    disconnected: bool,
+}
+
+impl Session {
+    pub(crate) fn new(
+        server: Server,
+        principal: Principal,
+        connection: ConnectionId,
+        _now: Instant,
+    ) -> Self {
+        Session {
+            server,
+            principal,
+            connection,
+            host: Host::default(),
+            rev: Rev::ZERO,
+            effects: VecDeque::new(),
+            calls: HashMap::new(),
+            by_request: HashMap::new(),
+            next_call: 0,
+            next_out: 0,
+            pushes: HashSet::new(),
+            current: BTreeMap::new(),
+            announced: None,
+            disconnected: false,
+        }
+    }
+
+    /// The principal this connection acts for.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// This connection.
+    pub fn connection(&self) -> ConnectionId {
+        self.connection
+    }
+
+    /// The last rev allocated on this connection (`Rev::ZERO` before any).
+    pub fn rev(&self) -> Rev {
+        self.rev
+    }
+
+    /// Whether the host advertised `toolHints`.
+    pub fn host_has_tool_hints(&self) -> bool {
+        self.host.tool_hints
+    }
+
+    /// Whether `push/event` may be sent: advertised by the host and granted by its policy.
+    pub fn push_granted(&self) -> bool {
+        self.host.push_advertised && self.host.push_granted
+    }
+
+    /// How many calls to app code are outstanding.
+    pub fn calls_in_flight(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// The next thing to do, in order. May yield after any `handle_*` call.
+    pub fn poll_effect(&mut self) -> Option<Effect> {
+        self.effects.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) should next run: the next expiry of an
+    /// ended record of this principal.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        with_state(self.server.store(), &self.principal, |s| s.next_expiry())
+    }
+
+    /// Expires ended records (§5.3). Harmless when spurious.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        with_state(self.server.store(), &self.principal, |s| s.expire(now));
+    }
+
+    /// Asks the driver to close the connection (server shutdown, say).
+    pub fn close(&mut self) {
+        self.effects.push_back(Effect::Close);
+    }
+
+    /// Feeds one frame from the host, in read order.
+    pub fn handle_message(&mut self, now: Instant, message: Message) {
+        if self.disconnected {
+            return;
+        }
+        match message {
+            Message::Request(req) => self.handle_request(now, req),
+            Message::Notification(n) => match n.method.as_str() {
+                methods::CANCELLED => self.handle_cancelled(n.params),
+                methods::INITIALIZED => self.host.initialized = true,
+                _ => {}
+            },
+            // Answers to our pushes: a push carrying hints is never retried (§6.1), so the
+            // answer changes nothing here.
+            Message::Response(resp) => {
+                if let Some(id) = resp.id {
+                    self.pushes.remove(&id);
+                }
+            }
+        }
+    }
+
+    fn handle_request(&mut self, now: Instant, req: Request) {
+        let Request {
+            id, method, params, ..
+        } = req;
+        let toolsets_method = matches!(
+            method.as_str(),
+            methods::TOOLSETS_OPEN | methods::TOOLSETS_CLOSE | methods::TOOLSETS_LIST
+        );
+        if toolsets_method && !self.host.tool_hints {
+            // §6.3: hint-carrying results go only to hosts with `toolHints`.
+            let r = Refusal::method_not_found(format!(
+                "{method} is offered only to hosts that advertise toolHints"
+            ));
+            return self.respond(id, Err(r));
+        }
+        match method.as_str() {
+            methods::INITIALIZE => self.initialize(id, params),
+            methods::PING => self.respond(id, Ok(Value::Object(Default::default()))),
+            methods::TOOLS_LIST => self.tools_list(now, id),
+            methods::TOOLS_CALL => self.tools_call(now, id, params),
+            methods::TOOLSETS_OPEN => self.toolsets_open(now, id, params),
+            methods::TOOLSETS_CLOSE => self.toolsets_close(now, id, params),
+            methods::TOOLSETS_LIST => self.toolsets_list(now, id),
+            methods::FEATURE_SETS_UPDATE => self.feature_sets_update(id, params),
+            methods::MANIFEST => self.manifest(id),
+            other => {
+                let r = Refusal::method_not_found(format!("method `{other}` is not offered"));
+                self.respond(id, Err(r))
+            }
+        }
+    }
+
+    fn handle_cancelled(&mut self, params: Option<Value>) {
+        let Some(id) = params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(|v| RequestId::from_value(v).ok())
+        else {
+            return;
+        };
+        if let Some(call) = self.by_request.get(&id) {
+            if let Some((_, cancelled)) = self.calls.get_mut(call) {
+                // MCP: a cancelled request gets no response. Its consequences still reach
+                // the host, as `tools/hints` (§6.1, vector 28).
+                *cancelled = true;
+            }
+        }
+    }
+
+    /// Feeds the outcome of app code started by an [`Effect::Call`].
+    ///
+    /// Commits the recorded changes, answers the request with its consequences under the
+    /// next rev (or as `tools/hints` if it was cancelled) and publishes the changes for the
+    /// principal's other connections and for other principals. `Err` means misuse: an
+    /// unknown call, or a reply of the wrong kind (the request then gets an internal error),
+    /// or an update that does not fit the declarations (the reply is still sent, without it).
+    pub fn handle_call_done(
+        &mut self,
+        now: Instant,
+        call: CallId,
+        outcome: Outcome,
+    ) -> Result<(), Error> {
+        let Some((pending, cancelled)) = self.calls.remove(&call) else {
+            return Err(Error::UnknownCall(call));
+        };
+        match &pending {
+            Pending::Tool { request }
+            | Pending::Open { request, .. }
+            | Pending::Close { request, .. } => {
+                self.by_request.remove(request);
+            }
+            Pending::Disconnect => {}
+        }
+        self.finish(now, call, pending, cancelled, outcome)
+    }
+
+    /// Feeds a change published by another session or by the server ([`Effect::Publish`],
+    /// [`Server::apply`]). Changes of other principals, and this session's own, are ignored.
+    /// Queues a push that carries the hints where `pushEvents` is granted and an event
+    /// explains them, else `tools/hints` (§6.2); nothing for hosts without `toolHints` but
+    /// the event itself (§6.3).
+    pub fn handle_principal_change(&mut self, now: Instant, change: &PrincipalChange) {
+        if self.disconnected
+            || change.principal != self.principal
+            || change.origin == Some(self.connection)
+            || change.is_empty()
+        {
+            return;
+        }
+        self.deliver(now, change);
+    }
+
+    /// Tells the host that the declarations changed, after [`Server::replace_catalog`]:
+    /// `mcpl/manifestChanged` when the manifest it sees changed, and
+    /// `notifications/tools/list_changed`.
+    pub fn handle_catalog_change(&mut self, _now: Instant) {
+        if self.disconnected || !self.host.initialized && self.announced.is_none() {
+            return;
+        }
+        self.announce_catalog();
+    }
+
+    /// The transport closed. Calls in flight still finish (their changes are committed and
+    /// published), but nothing more is written. A per-connection principal's toolsets end
+    /// here (§5.6): each open one gets an [`Effect::Call`] with
+    /// [`CallKind::Close`](crate::CallKind::Close) `{disconnect: true}` for app cleanup, and
+    /// the principal's state is dropped.
+    pub fn handle_disconnect(&mut self, now: Instant) {
+        if self.disconnected {
+            return;
+        }
+        self.disconnected = true;
+        self.effects.retain(|e| !matches!(e, Effect::Send(_)));
+        if self.principal.ends_at_disconnect() {
+            self.end_at_disconnect(now);
+        }
+    }
+
+    fn new_call(&mut self, pending: Pending) -> CallId {
+        let id = CallId(self.next_call);
+        self.next_call += 1;
+        match &pending {
+            Pending::Tool { request }
+            | Pending::Open { request, .. }
+            | Pending::Close { request, .. } => {
+                self.by_request.insert(request.clone(), id);
+            }
+            Pending::Disconnect => {}
+        }
+        self.calls.insert(id, (pending, false));
+        id
+    }
+
+    /// Queues an answer to `id`.
+    fn respond(&mut self, id: RequestId, result: Result<Value, Refusal>) {
+        let response = match result {
+            Ok(v) => Response::ok(id, v),
+            Err(r) => Response::error(Some(id), ErrorObject::from(&r)),
+        };
+        self.send(Message::Response(response));
+    }
+
+    fn send(&mut self, message: Message) {
+        if !self.disconnected {
+            self.effects.push_back(Effect::Send(message));
+        }
+    }
+}

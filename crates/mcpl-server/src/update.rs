@@ -1,0 +1,552 @@
+//! Changes to a principal's state, recorded by app code and committed by the SDK (§6).
+//!
+//! App code never writes hints. It says what is true now ("`play` is visible in `vs-bot`"),
+//! the SDK commits that to the principal's state, and each connection turns the touched
+//! values into hint changes on its own rev counter, on the carrier §6.2 picks.
+
+use crate::clock::WallClock;
+use crate::decl::{Catalog, Home};
+use crate::error::Error;
+use crate::principal::{ConnectionId, Principal};
+use crate::store::{OpenKey, OpenState, Opener, Phase, PrincipalState, StoredEnd, ToolState};
+use mcpl_protocol::mcp::{ContentBlock, Tool};
+use mcpl_protocol::rfc014::{
+    EndedRecord, InstanceName, Presence, SuggestAction, SuggestEntry, ToolHintsMeta,
+};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Which scope a tool change is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Tools outside declared toolsets.
+    Free,
+    /// A declared toolset without instances.
+    Toolset(String),
+    /// One instance of an instanced toolset.
+    Instance(String, String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Op {
+    Visible(Scope, String, bool),
+    Define(Scope, String, Option<Box<Tool>>),
+    Presence(String, Presence),
+    Retitle(Scope, String),
+    End(Scope, Option<String>),
+    Open(Scope, Value, Option<String>),
+}
+
+/// A server event for the principal's hosts: sent as `push/event` where `pushEvents` is
+/// granted, carrying the hint changes it explains (§6.2).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Event {
+    /// What the event shows the agent.
+    pub content: Vec<ContentBlock>,
+    /// The toolset it is about (set it whenever the event carries hints).
+    pub toolset: Option<String>,
+    /// The instance it is about.
+    pub instance: Option<String>,
+    /// MCPL tags (§16).
+    pub tags: Vec<String>,
+}
+
+impl Event {
+    /// An event showing `text`.
+    pub fn text(text: impl Into<String>) -> Self {
+        Event {
+            content: vec![ContentBlock::text(text)],
+            ..Event::default()
+        }
+    }
+
+    /// Says which toolset and instance the event is about.
+    pub fn about(mut self, toolset: impl Into<String>, instance: Option<&str>) -> Self {
+        self.toolset = Some(toolset.into());
+        self.instance = instance.map(str::to_owned);
+        self
+    }
+}
+
+/// Changes to one principal's state, recorded by app code. Values, not differences: stating
+/// the same thing twice is harmless.
+#[derive(Debug, Clone, Default)]
+pub struct Update {
+    pub(crate) ops: Vec<Op>,
+    pub(crate) event: Option<Event>,
+    pub(crate) suggest: Vec<SuggestEntry>,
+}
+
+/// Tool changes in one scope; returned by [`Update::tools`], [`Update::toolset`] and
+/// [`Update::instance`].
+pub struct Scoped<'a> {
+    update: &'a mut Update,
+    scope: Scope,
+}
+
+impl Scoped<'_> {
+    /// Sets whether `tool` is usable now in this scope.
+    pub fn set_visible(&mut self, tool: impl Into<String>, visible: bool) -> &mut Self {
+        self.update
+            .ops
+            .push(Op::Visible(self.scope.clone(), tool.into(), visible));
+        self
+    }
+
+    /// Makes `tool` visible.
+    pub fn show(&mut self, tool: impl Into<String>) -> &mut Self {
+        self.set_visible(tool, true)
+    }
+
+    /// Makes `tool` invisible.
+    pub fn hide(&mut self, tool: impl Into<String>) -> &mut Self {
+        self.set_visible(tool, false)
+    }
+
+    /// Gives dynamic tool `definition.name` this scope's own definition (for example the
+    /// legal moves of one game, §5.5). Hosts use its description, input schema and
+    /// annotations; calls in this scope are checked against its input schema.
+    pub fn define(&mut self, definition: Tool) -> &mut Self {
+        let name = definition.name.clone();
+        self.update.ops.push(Op::Define(
+            self.scope.clone(),
+            name,
+            Some(Box::new(definition)),
+        ));
+        self
+    }
+
+    /// Puts `tool` back on its declared definition.
+    pub fn reset_definition(&mut self, tool: impl Into<String>) -> &mut Self {
+        self.update
+            .ops
+            .push(Op::Define(self.scope.clone(), tool.into(), None));
+        self
+    }
+
+    /// Retitles this toolset or instance (names never change, §5.2).
+    pub fn retitle(&mut self, title: impl Into<String>) -> &mut Self {
+        self.update
+            .ops
+            .push(Op::Retitle(self.scope.clone(), title.into()));
+        self
+    }
+
+    /// Ends this toolset or instance: it closes for every connection of the principal, with
+    /// an `ended` record (a game finished, a timeout).
+    pub fn end(&mut self, reason: impl Into<String>) -> &mut Self {
+        self.update
+            .ops
+            .push(Op::End(self.scope.clone(), Some(reason.into())));
+        self
+    }
+
+    /// Opens this toolset or instance on the server's initiative (a no-op when open).
+    pub fn open(&mut self, options: Value, title: Option<&str>) -> &mut Self {
+        self.update.ops.push(Op::Open(
+            self.scope.clone(),
+            options,
+            title.map(str::to_owned),
+        ));
+        self
+    }
+}
+
+impl Update {
+    /// An empty update.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Changes to tools outside declared toolsets (static tools, toolset-less dynamic tools
+    /// and undeclared groups).
+    pub fn tools(&mut self) -> Scoped<'_> {
+        Scoped {
+            update: self,
+            scope: Scope::Free,
+        }
+    }
+
+    /// Changes in the declared toolset `toolset` (without instances).
+    pub fn toolset(&mut self, toolset: impl Into<String>) -> Scoped<'_> {
+        Scoped {
+            update: self,
+            scope: Scope::Toolset(toolset.into()),
+        }
+    }
+
+    /// Changes in one instance of an instanced toolset.
+    pub fn instance(
+        &mut self,
+        toolset: impl Into<String>,
+        instance: impl Into<String>,
+    ) -> Scoped<'_> {
+        Scoped {
+            update: self,
+            scope: Scope::Instance(toolset.into(), instance.into()),
+        }
+    }
+
+    /// Moves a tool outside toolsets between static and dynamic (§4.2).
+    pub fn move_tool(&mut self, tool: impl Into<String>, presence: Presence) -> &mut Self {
+        self.ops.push(Op::Presence(tool.into(), presence));
+        self
+    }
+
+    /// Attaches the event that explains these changes.
+    pub fn event(&mut self, event: Event) -> &mut Self {
+        self.event = Some(event);
+        self
+    }
+
+    /// Suggests that the host open something; suggestions change nothing by themselves (§7).
+    pub fn suggest_open(
+        &mut self,
+        toolset: impl Into<String>,
+        instance: Option<&str>,
+        options: Option<Value>,
+        reason: impl Into<String>,
+    ) -> &mut Self {
+        self.suggest.push(SuggestEntry {
+            action: SuggestAction::Open,
+            toolset: toolset.into(),
+            instance: instance.map(str::to_owned),
+            options,
+            reason: Some(reason.into()),
+            extra: Map::new(),
+        });
+        self
+    }
+
+    /// Suggests that the host close something.
+    pub fn suggest_close(
+        &mut self,
+        toolset: impl Into<String>,
+        instance: Option<&str>,
+        reason: impl Into<String>,
+    ) -> &mut Self {
+        self.suggest.push(SuggestEntry {
+            action: SuggestAction::Close,
+            toolset: toolset.into(),
+            instance: instance.map(str::to_owned),
+            options: None,
+            reason: Some(reason.into()),
+            extra: Map::new(),
+        });
+        self
+    }
+
+    /// Whether the update records nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty() && self.event.is_none() && self.suggest.is_empty()
+    }
+}
+
+/// A value that changed: each connection states its current value (§2.5: values, not
+/// differences, so publications may arrive in any order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Touch {
+    /// A tool's visibility (and, with `definition`, its definition) in a scope.
+    Tool {
+        key: Option<OpenKey>,
+        tool: String,
+        definition: bool,
+    },
+    /// An open, close or retitle. `tools`: also state every tool of the scope.
+    State {
+        key: OpenKey,
+        tools: bool,
+        ended: Option<String>,
+        reason: Option<String>,
+    },
+    /// A presence move.
+    Presence { tool: String },
+}
+
+/// A committed change of one principal's state, for its other connections. The driver hands
+/// it to every session of [`PrincipalChange::principal`] through
+/// [`Session::handle_principal_change`](crate::Session::handle_principal_change).
+#[derive(Debug, Clone)]
+pub struct PrincipalChange {
+    pub(crate) principal: Principal,
+    pub(crate) origin: Option<ConnectionId>,
+    pub(crate) touches: Vec<Touch>,
+    pub(crate) event: Option<Event>,
+    pub(crate) suggest: Vec<SuggestEntry>,
+}
+
+impl PrincipalChange {
+    /// Whose state changed.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The connection whose request caused it; that connection already reported it.
+    pub fn origin(&self) -> Option<ConnectionId> {
+        self.origin
+    }
+
+    /// Whether there is nothing to tell anyone.
+    pub fn is_empty(&self) -> bool {
+        self.touches.is_empty() && self.event.is_none() && self.suggest.is_empty()
+    }
+}
+
+/// Limits and clocks a commit needs.
+pub(crate) struct CommitEnv<'a> {
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) now: Instant,
+    pub(crate) clock: &'a WallClock,
+    pub(crate) ended_ttl: Duration,
+}
+
+/// Seeds default-open toolsets at the start of a principal's session (§5.1).
+pub(crate) fn seed(catalog: &Catalog, state: &mut PrincipalState) {
+    if state.seeded {
+        return;
+    }
+    state.seeded = true;
+    for entry in catalog.toolsets.values() {
+        if entry.decl.effective_default() == mcpl_protocol::rfc014::ToolsetDefault::Open {
+            let key = OpenKey::new(entry.name.clone(), None);
+            state.open.insert(
+                key,
+                new_open(entry.decl.title.clone(), Value::Null, Opener::Default),
+            );
+        }
+    }
+}
+
+pub(crate) fn new_open(title: String, options: Value, opener: Opener) -> OpenState {
+    OpenState {
+        options,
+        title,
+        opener,
+        tools: BTreeMap::new(),
+        phase: Phase::Open,
+    }
+}
+
+/// Records an end: removes `key`, writes an ended record and returns its id (§5.3).
+pub(crate) fn end(
+    env: &CommitEnv<'_>,
+    state: &mut PrincipalState,
+    key: &OpenKey,
+    reason: Option<String>,
+) -> Option<String> {
+    state.open.remove(key)?;
+    let id = format!("e-{}", state.next_ended);
+    state.next_ended += 1;
+    state.ended.push(StoredEnd {
+        record: EndedRecord {
+            id: id.clone(),
+            toolset: key.toolset.to_string(),
+            instance: key.instance.as_ref().map(|i| i.to_string()),
+            reason,
+            at: Some(env.clock.iso8601(env.now)),
+            extra: Map::new(),
+        },
+        expires: env.now + env.ended_ttl,
+    });
+    Some(id)
+}
+
+/// Resolves a scope to a state key, checking it against the declarations.
+pub(crate) fn resolve_scope(catalog: &Catalog, scope: &Scope) -> Result<Option<OpenKey>, Error> {
+    let bad = |m: String| Err(Error::Update(m));
+    match scope {
+        Scope::Free => Ok(None),
+        Scope::Toolset(t) => {
+            let Some(entry) = catalog.entry(t) else {
+                return bad(format!("unknown toolset `{t}`"));
+            };
+            if entry.instanced() {
+                return bad(format!("toolset `{t}` has instances; name one"));
+            }
+            Ok(Some(OpenKey::new(entry.name.clone(), None)))
+        }
+        Scope::Instance(t, i) => {
+            let Some(entry) = catalog.entry(t) else {
+                return bad(format!("unknown toolset `{t}`"));
+            };
+            if !entry.instanced() {
+                return bad(format!("toolset `{t}` has no instances"));
+            }
+            let i = InstanceName::parse(i).map_err(|e| Error::Update(e.to_string()))?;
+            Ok(Some(OpenKey::new(entry.name.clone(), Some(i))))
+        }
+    }
+}
+
+fn check_tool(catalog: &Catalog, key: &Option<OpenKey>, tool: &str) -> Result<(), Error> {
+    let Some(entry) = catalog.tool(tool) else {
+        return Err(Error::Update(format!("unknown tool `{tool}`")));
+    };
+    match (key, &entry.home) {
+        (None, Home::Free | Home::Group(_)) => Ok(()),
+        (Some(k), Home::Toolset(t)) if *t == k.toolset => Ok(()),
+        (None, Home::Toolset(t)) => Err(Error::Update(format!(
+            "tool `{tool}` belongs to toolset `{t}`; change it there"
+        ))),
+        (Some(k), _) => Err(Error::Update(format!(
+            "tool `{tool}` does not belong to toolset `{}`",
+            k.toolset
+        ))),
+    }
+}
+
+/// Checks every op of `update`, then applies them all; a bad op changes nothing.
+pub(crate) fn commit(
+    env: &CommitEnv<'_>,
+    state: &mut PrincipalState,
+    update: &Update,
+) -> Result<Vec<Touch>, Error> {
+    let cat = env.catalog;
+    // Pass 1: check, so a bad op changes nothing.
+    let mut resolved = Vec::with_capacity(update.ops.len());
+    for op in &update.ops {
+        let r = match op {
+            Op::Visible(s, tool, _) => {
+                let key = resolve_scope(cat, s)?;
+                check_tool(cat, &key, tool)?;
+                key
+            }
+            Op::Define(s, tool, _) => {
+                let key = resolve_scope(cat, s)?;
+                check_tool(cat, &key, tool)?;
+                let entry = cat.tool(tool).expect("checked above");
+                let presence = state
+                    .presence
+                    .get(tool)
+                    .copied()
+                    .unwrap_or(entry.def.presence);
+                if key.is_none() && presence == Presence::Static {
+                    return Err(Error::Update(format!(
+                        "tool `{tool}` is static; its definition changes only through \
+                         tools/list_changed (§4.2)"
+                    )));
+                }
+                key
+            }
+            Op::Presence(tool, _) => {
+                check_tool(cat, &None, tool)?;
+                None
+            }
+            Op::Retitle(s, _) | Op::End(s, _) | Op::Open(s, _, _) => {
+                let key = resolve_scope(cat, s)?;
+                if key.is_none() {
+                    return Err(Error::Update(
+                        "retitle, end and open need a toolset or an instance".into(),
+                    ));
+                }
+                key
+            }
+        };
+        resolved.push(r);
+    }
+    // Pass 2: apply. Changes to something that is not open are dropped: it closed meanwhile.
+    let mut touches = Vec::new();
+    for (op, key) in update.ops.iter().zip(resolved) {
+        match op {
+            Op::Visible(_, tool, visible) => {
+                if let Some(ts) = tool_state(state, &key, tool) {
+                    ts.visible = Some(*visible);
+                    touches.push(Touch::Tool {
+                        key,
+                        tool: tool.clone(),
+                        definition: false,
+                    });
+                }
+            }
+            Op::Define(_, tool, def) => {
+                if let Some(ts) = tool_state(state, &key, tool) {
+                    // §6: hosts use only description, schema and annotations; send nothing
+                    // that could read as a rename or a presence change.
+                    ts.definition = def.clone().map(|mut d| {
+                        d.name = tool.clone();
+                        if let Some(meta) = d.meta.as_mut() {
+                            ToolHintsMeta::strip(meta);
+                            if meta.is_empty() {
+                                d.meta = None;
+                            }
+                        }
+                        *d
+                    });
+                    touches.push(Touch::Tool {
+                        key,
+                        tool: tool.clone(),
+                        definition: true,
+                    });
+                }
+            }
+            Op::Presence(tool, p) => {
+                state.presence.insert(tool.clone(), *p);
+                touches.push(Touch::Presence { tool: tool.clone() });
+            }
+            Op::Retitle(_, title) => {
+                let key = key.expect("checked in pass 1");
+                if let Some(open) = state.open.get_mut(&key) {
+                    open.title = title.clone();
+                    touches.push(Touch::State {
+                        key,
+                        tools: false,
+                        ended: None,
+                        reason: None,
+                    });
+                }
+            }
+            Op::End(_, reason) => {
+                let key = key.expect("checked in pass 1");
+                if let Some(id) = end(env, state, &key, reason.clone()) {
+                    touches.push(Touch::State {
+                        key,
+                        tools: true,
+                        ended: Some(id),
+                        reason: reason.clone(),
+                    });
+                }
+            }
+            Op::Open(_, options, title) => {
+                let key = key.expect("checked in pass 1");
+                if !state.open.contains_key(&key) {
+                    let entry = cat.entry(key.toolset.as_str()).expect("checked in pass 1");
+                    let title = title.clone().unwrap_or_else(|| default_title(entry, &key));
+                    state.open.insert(
+                        key.clone(),
+                        new_open(title, options.clone(), Opener::Server),
+                    );
+                    touches.push(Touch::State {
+                        key,
+                        tools: true,
+                        ended: None,
+                        reason: None,
+                    });
+                }
+            }
+        }
+    }
+    Ok(touches)
+}
+
+/// The title of a newly opened toolset or instance when the app gives none.
+pub(crate) fn default_title(entry: &crate::decl::ToolsetEntry, key: &OpenKey) -> String {
+    match &key.instance {
+        Some(i) => format!("{} ({i})", entry.decl.title),
+        None => entry.decl.title.clone(),
+    }
+}
+
+fn tool_state<'s>(
+    state: &'s mut PrincipalState,
+    key: &Option<OpenKey>,
+    tool: &str,
+) -> Option<&'s mut ToolState> {
+    match key {
+        None => Some(state.free.entry(tool.to_owned()).or_default()),
+        Some(k) => state
+            .open
+            .get_mut(k)
+            .map(|o| o.tools.entry(tool.to_owned()).or_default()),
+    }
+}

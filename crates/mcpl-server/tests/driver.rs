@@ -1,0 +1,266 @@
+//! The tokio driver over an in-memory stdio pair, with an `mcpl-rpc` peer as the host.
+
+#![cfg(feature = "tokio")]
+
+mod common;
+
+use common::{ada, arcade};
+use mcpl_protocol::mcp::CallToolResult;
+use mcpl_rpc::{Event as RpcEvent, Peer, PeerConfig, RequestOptions, Transport};
+use mcpl_server::driver::{App, Runtime};
+use mcpl_server::{Context, Event, OpenReply, Server, ServerConfig, Update, WallClock};
+use serde_json::{Map, Value, json};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+struct Game;
+
+impl App for Game {
+    async fn open(&self, ctx: &mut Context) -> OpenReply {
+        ctx.show("board").show("play").show("pass");
+        OpenReply::text("New game.").title("Go vs bot")
+    }
+
+    async fn call_tool(
+        &self,
+        ctx: &mut Context,
+        tool: &str,
+        _args: Map<String, Value>,
+    ) -> CallToolResult {
+        if tool == "play" {
+            ctx.hide("play");
+        }
+        if tool == "fortune" {
+            panic!("the fortune teller fell over");
+        }
+        CallToolResult::text(format!("{tool} done"))
+    }
+}
+
+async fn ask(peer: &Peer, method: &str, params: Value) -> Value {
+    let options = RequestOptions::timeout(Duration::from_secs(30));
+    peer.request_value(method, Some(params), options)
+        .await
+        .unwrap_or_else(|e| panic!("{method}: {e}"))
+        .value
+}
+
+#[tokio::test]
+async fn s6_1_driver_writes_results_and_pushes_in_rev_order() {
+    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
+    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
+    let runtime = Runtime::from_server(server, Game);
+    let (host_side, server_side) = Transport::memory_pair();
+    let serving = {
+        let runtime = runtime.clone();
+        let connection = runtime.next_connection();
+        tokio::spawn(async move { runtime.serve(server_side, ada(), connection).await })
+    };
+    let (host, mut events) = Peer::start(host_side, PeerConfig::default());
+    ask(
+        &host,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18",
+        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true,
+            "pushEvents": true}}},
+        "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+    ask(
+        &host,
+        "featureSets/update",
+        json!({"effectiveCapabilities": ["pushEvents"]}),
+    )
+    .await;
+    let open = ask(
+        &host,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .await;
+    assert_eq!(open["_meta"]["mcpl/hints"]["rev"], json!(1));
+    let call = ask(
+        &host,
+        "tools/call",
+        json!({"name": "play", "arguments": {"move": "A1"},
+        "_meta": {"mcpl/instance": "g1"}}),
+    )
+    .await;
+    assert_eq!(call["_meta"]["mcpl/hints"]["rev"], json!(2));
+
+    let mut bot = Update::new();
+    bot.instance("game", "g1").show("play");
+    bot.event(Event::text("White played E5.").about("game", Some("g1")));
+    runtime.apply(&ada(), bot).unwrap();
+    let push = loop {
+        match events.recv().await.expect("the push arrives") {
+            RpcEvent::Request {
+                request, responder, ..
+            } => {
+                responder.respond(json!({"accepted": true})).unwrap();
+                break request;
+            }
+            _ => continue,
+        }
+    };
+    assert_eq!(push.method, "push/event");
+    let params = push.params.unwrap();
+    assert_eq!(params["hints"]["rev"], json!(3));
+    assert_eq!(params["instance"], json!("g1"));
+
+    host.close().await;
+    let served = tokio::time::timeout(Duration::from_secs(30), serving)
+        .await
+        .expect("serve ends when the host hangs up");
+    assert!(served.unwrap().is_ok());
+}
+
+async fn handshake(peer: &Peer) {
+    ask(
+        peer,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18",
+        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}},
+        "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn s5_6_websocket_tokens_name_principals_and_connections_share_state() {
+    use mcpl_rpc::Limits;
+    use mcpl_rpc::transport::ws;
+    use mcpl_server::{Identity, TokenMap};
+
+    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
+    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
+    let runtime = Runtime::from_server(server, Game);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let identity = Identity::Tokens(TokenMap::new().with("t-ada", "ada"));
+    let accepting = {
+        let runtime = runtime.clone();
+        tokio::spawn(async move { runtime.serve_ws(listener, identity).await })
+    };
+    let refused = ws::connect(&url, &[("Authorization", "Bearer nope")], Limits::default()).await;
+    assert!(
+        refused.is_err(),
+        "an unknown token is refused at the handshake"
+    );
+
+    let auth = [("Authorization", "Bearer t-ada")];
+    let a = ws::connect(&url, &auth, Limits::default()).await.unwrap();
+    let b = ws::connect(&url, &auth, Limits::default()).await.unwrap();
+    let (a, _a_events) = Peer::start(a, PeerConfig::default());
+    let (b, mut b_events) = Peer::start(b, PeerConfig::default());
+    handshake(&a).await;
+    handshake(&b).await;
+    ask(
+        &a,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .await;
+    let hints = loop {
+        match b_events.recv().await.expect("b hears of the open") {
+            RpcEvent::Notification { notification, .. } if notification.method == "tools/hints" => {
+                break notification.params.unwrap();
+            }
+            _ => continue,
+        }
+    };
+    assert_eq!(hints["rev"], json!(1), "b's own first rev");
+    assert_eq!(hints["toolsets"][0]["instance"], json!("g1"));
+    let list = ask(&b, "toolsets/list", json!({})).await;
+    assert_eq!(list["open"][0]["instance"], json!("g1"));
+    a.close().await;
+    b.close().await;
+    accepting.abort();
+}
+
+#[tokio::test]
+async fn s5_6_streamable_http_sessions_act_for_the_token_principal() {
+    use mcpl_rpc::Limits;
+    use mcpl_rpc::transport::http;
+    use mcpl_server::{Identity, TokenMap};
+
+    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
+    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
+    let runtime = Runtime::from_server(server, Game);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let identity = Identity::Tokens(TokenMap::new().with("t-ada", "ada"));
+    let serving = {
+        let runtime = runtime.clone();
+        tokio::spawn(async move { runtime.serve_http(listener, "/mcp", identity).await })
+    };
+    let bad = http::connect(&url, &[("Authorization", "Bearer nope")], Limits::default()).unwrap();
+    let (bad, _events) = Peer::start(bad, PeerConfig::default());
+    let options = RequestOptions::timeout(Duration::from_secs(30));
+    let refused = bad
+        .request_value(
+            "initialize",
+            Some(json!({"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})),
+            options,
+        )
+        .await;
+    assert!(refused.is_err(), "an unknown token gets no session");
+
+    let good = http::connect(
+        &url,
+        &[("Authorization", "Bearer t-ada")],
+        Limits::default(),
+    )
+    .unwrap();
+    let (good, _events) = Peer::start(good, PeerConfig::default());
+    handshake(&good).await;
+    let open = ask(
+        &good,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .await;
+    assert_eq!(open["_meta"]["mcpl/hints"]["rev"], json!(1));
+    let state = runtime.server().state(&ada());
+    assert_eq!(
+        state.instances_of("game").len(),
+        1,
+        "the session acted for ada"
+    );
+    good.close().await;
+    serving.abort();
+}
+
+#[tokio::test]
+async fn app_code_that_panics_still_answers_and_changes_nothing() {
+    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
+    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
+    let runtime = Runtime::from_server(server, Game);
+    let (host_side, server_side) = Transport::memory_pair();
+    let connection = runtime.next_connection();
+    let serving = {
+        let runtime = runtime.clone();
+        tokio::spawn(async move { runtime.serve(server_side, ada(), connection).await })
+    };
+    let (host, _events) = Peer::start(host_side, PeerConfig::default());
+    handshake(&host).await;
+    let r = ask(
+        &host,
+        "tools/call",
+        json!({"name": "fortune", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(r["isError"], json!(true));
+    assert_eq!(
+        r["content"][0]["text"],
+        json!("tool `fortune` failed inside the server")
+    );
+    let r = ask(&host, "tools/call", json!({"name": "tip", "arguments": {}})).await;
+    assert_eq!(
+        r["content"][0]["text"],
+        json!("tip done"),
+        "the connection goes on"
+    );
+    host.close().await;
+    let _ = tokio::time::timeout(Duration::from_secs(30), serving).await;
+}

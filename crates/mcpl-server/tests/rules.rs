@@ -1,0 +1,552 @@
+//! RFC-014 §4–§6 and §11 rules that no vector covers, and bad input: each refusal is clear
+//! and changes no state.
+
+mod common;
+
+use common::*;
+use mcpl_server::{
+    CallKind, ConnectionId, Declarations, Principal, Server, ServerConfig, ToolDef, ToolsetDef,
+    Update, WallClock,
+};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+fn open(w: &mut World, c: usize, instance: &str) -> Value {
+    w.request(
+        c,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": instance}),
+    )
+    .expect("the open succeeds")
+}
+
+/// A debug rendering of a principal's open state, to compare before and after.
+fn snapshot(w: &World, p: &Principal) -> String {
+    let s = w.server.state(p);
+    format!("{:?} {:?} {}", s.open, s.free, s.ended.len())
+}
+
+#[test]
+fn s4_1_a_call_to_an_invisible_tool_is_a_tool_error_saying_why() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.call(h, "flip", json!({"show": false}), None);
+    let r = w.call(h, "hint", json!({}), None);
+    assert!(is_error(&r));
+    assert_eq!(text(&r), "tool `hint` is not available now");
+    open(&mut w, h, "g1");
+    w.call(h, "play", json!({"move": "A1"}), Some("g1")); // hides play in g1
+    let r = w.call(h, "play", json!({"move": "B2"}), Some("g1"));
+    assert_eq!(
+        text(&r),
+        "tool `play` is not available now in instance `g1` of `game`"
+    );
+}
+
+#[test]
+fn s4_1_a_call_into_a_closed_declared_toolset_is_a_tool_error() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let r = w.call(h, "note", json!({}), None);
+    assert!(is_error(&r));
+    assert_eq!(
+        text(&r),
+        "toolset `notes` is not open; open it with toolsets/open"
+    );
+    let r = w.call(h, "board", json!({}), None);
+    assert!(
+        text(&r).contains("toolset `game` is not open"),
+        "{}",
+        text(&r)
+    );
+}
+
+#[test]
+fn s4_1_a_static_tool_listed_with_its_visibility() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let list = w.request(h, "tools/list", json!({})).unwrap();
+    let challenge = listed(&list, "challenge").unwrap();
+    assert_eq!(challenge["_meta"], json!({"mcpl/visible": true}));
+    let hint = listed(&list, "hint").unwrap();
+    assert_eq!(
+        hint["_meta"],
+        json!({"mcpl/presence": "dynamic", "mcpl/visible": true})
+    );
+}
+
+#[test]
+fn s4_3_instance_routing_table() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    // none open
+    let r = w.call(h, "board", json!({}), None);
+    assert!(text(&r).contains("not open"), "{}", text(&r));
+    // exactly one, no name: that one
+    open(&mut w, h, "g1");
+    assert!(!is_error(&w.call(h, "board", json!({}), None)));
+    // a name that is not open: names the open ones
+    let r = w.call(h, "board", json!({}), Some("g9"));
+    assert_eq!(
+        text(&r),
+        "instance `g9` of `game` is not open; open instances: g1"
+    );
+    // a name that is open
+    open(&mut w, h, "g2");
+    assert!(!is_error(&w.call(h, "board", json!({}), Some("g2"))));
+}
+
+#[test]
+fn s4_3_servers_ignore_an_instance_on_a_toolset_without_instances() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let r = w.call(h, "tip", json!({}), Some("whatever"));
+    assert!(!is_error(&r), "{r}");
+}
+
+#[test]
+fn s5_2_an_unknown_toolset_is_refused_and_changes_nothing() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let before = snapshot(&w, &ada());
+    let err = w
+        .request(h, "toolsets/open", json!({"toolset": "chess"}))
+        .unwrap_err();
+    assert_eq!(err.code, -32602);
+    assert_eq!(
+        err.message,
+        "unknown toolset `chess`; declared toolsets: game, notes, quiz, tips"
+    );
+    let err = w
+        .request(h, "toolsets/open", json!({"toolset": "bad name"}))
+        .unwrap_err();
+    assert!(
+        err.message.contains("toolset name `bad name`"),
+        "{}",
+        err.message
+    );
+    assert_eq!(snapshot(&w, &ada()), before);
+    assert_eq!(w.conns[h].session.rev().get(), 0);
+}
+
+#[test]
+fn s5_2_options_failing_the_schema_are_refused_naming_option_and_rule() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let before = snapshot(&w, &ada());
+    let err = w
+        .request(
+            h,
+            "toolsets/open",
+            json!({"toolset": "game", "instance": "g1",
+            "options": {"size": 7}}),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, -32602);
+    assert!(
+        err.message.starts_with("option `size`: "),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("rule `enum`"), "{}", err.message);
+    let err = w
+        .request(h, "toolsets/open", json!({"toolset": "quiz"}))
+        .unwrap_err();
+    assert!(err.message.contains("\"topic\""), "{}", err.message);
+    assert!(err.message.contains("rule `required`"), "{}", err.message);
+    let err = w
+        .request(
+            h,
+            "toolsets/open",
+            json!({"toolset": "game", "options": [1]}),
+        )
+        .unwrap_err();
+    assert_eq!(err.message, "`options` must be an object");
+    assert_eq!(snapshot(&w, &ada()), before);
+}
+
+#[test]
+fn s5_2_an_instance_on_a_toolset_without_instances_is_refused() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let err = w
+        .request(
+            h,
+            "toolsets/open",
+            json!({"toolset": "notes", "instance": "n1"}),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, -32602);
+    assert!(err.message.contains("has no instances"), "{}", err.message);
+    assert!(
+        !w.server
+            .state(&ada())
+            .open
+            .keys()
+            .any(|k| k.toolset.as_str() == "notes")
+    );
+}
+
+#[test]
+fn s5_2_unnamed_opens_get_distinct_server_chosen_names() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let a = w
+        .request(h, "toolsets/open", json!({"toolset": "game"}))
+        .unwrap();
+    let b = w
+        .request(h, "toolsets/open", json!({"toolset": "game"}))
+        .unwrap();
+    assert_eq!(a["instance"], json!("game-1"));
+    assert_eq!(b["instance"], json!("game-2"));
+    assert_eq!(w.server.state(&ada()).instances_of("game").len(), 2);
+}
+
+#[test]
+fn s5_2_closing_without_instance_on_an_instanced_toolset_is_invalid() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open(&mut w, h, "g1");
+    let before = snapshot(&w, &ada());
+    let err = w
+        .request(h, "toolsets/close", json!({"toolset": "game"}))
+        .unwrap_err();
+    assert_eq!(err.code, -32602);
+    assert!(
+        err.message.contains("name the one to close (open: g1)"),
+        "{}",
+        err.message
+    );
+    assert_eq!(snapshot(&w, &ada()), before);
+}
+
+#[test]
+fn s5_2_closing_what_is_not_open_succeeds_without_hints_or_rev() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let before = snapshot(&w, &ada());
+    let r = w
+        .request(
+            h,
+            "toolsets/close",
+            json!({"toolset": "game", "instance": "g1"}),
+        )
+        .unwrap();
+    assert_eq!(
+        text(&r),
+        "instance `g1` of `game` is not open; nothing was closed"
+    );
+    assert!(r.get("_meta").is_none());
+    assert_eq!(w.conns[h].session.rev().get(), 0);
+    assert_eq!(snapshot(&w, &ada()), before);
+    let err = w
+        .request(h, "toolsets/close", json!({"toolset": "chess"}))
+        .unwrap_err();
+    assert_eq!(err.message, "unknown toolset `chess`");
+}
+
+#[test]
+fn s5_2_a_close_applies_to_every_connection_and_records_the_end() {
+    let mut w = World::arcade();
+    let a = w.connect(ada(), true, true);
+    let b = w.connect(ada(), true, true);
+    open(&mut w, a, "g1");
+    w.take(b);
+    let r = w
+        .request(
+            a,
+            "toolsets/close",
+            json!({"toolset": "game", "instance": "g1"}),
+        )
+        .unwrap();
+    let id = r["_meta"]["mcpl/hints"]["toolsets"][0]["ended"].clone();
+    let msgs = w.take(b);
+    let hints = hints_of(&msgs[0]).unwrap();
+    assert_eq!(hints["toolsets"][0]["state"], json!("closed"));
+    assert_eq!(
+        hints["toolsets"][0]["ended"], id,
+        "the same record on every connection"
+    );
+    let list = w.request(b, "toolsets/list", json!({})).unwrap();
+    assert_eq!(list["ended"][0]["id"], id);
+}
+
+#[test]
+fn s5_2_a_default_open_toolset_closes_until_reopened() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.request(h, "toolsets/close", json!({"toolset": "tips"}))
+        .unwrap();
+    let list = w.request(h, "toolsets/list", json!({})).unwrap();
+    assert_eq!(list["open"], json!([]));
+    let r = w
+        .request(h, "toolsets/open", json!({"toolset": "tips"}))
+        .unwrap();
+    assert!(r.get("adopted").is_none());
+    assert_eq!(
+        r["_meta"]["mcpl/hints"]["toolsets"][0]["state"],
+        json!("open")
+    );
+}
+
+#[test]
+fn s5_3_ended_records_are_kept_a_configurable_time_with_fresh_ids() {
+    let t0 = Instant::now();
+    let mut config = ServerConfig::new(WallClock::new(t0, UNIX_EPOCH));
+    config.ended_ttl = Duration::from_secs(60);
+    let server = Server::new(arcade().build().unwrap(), config);
+    let mut w = World::with_server(server, t0);
+    let h = w.connect(ada(), true, true);
+    for name in ["g1", "g2"] {
+        open(&mut w, h, name);
+        w.request(
+            h,
+            "toolsets/close",
+            json!({"toolset": "game", "instance": name}),
+        )
+        .unwrap();
+    }
+    let list = w.request(h, "toolsets/list", json!({})).unwrap();
+    let ids: Vec<&Value> = list["ended"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["id"])
+        .collect();
+    assert_eq!(ids, [&json!("e-0"), &json!("e-1")]);
+    w.advance(Duration::from_secs(61));
+    let list = w.request(h, "toolsets/list", json!({})).unwrap();
+    assert!(list.get("ended").is_none());
+    open(&mut w, h, "g3");
+    let r = w
+        .request(
+            h,
+            "toolsets/close",
+            json!({"toolset": "game", "instance": "g3"}),
+        )
+        .unwrap();
+    assert_eq!(
+        r["_meta"]["mcpl/hints"]["toolsets"][0]["ended"],
+        json!("e-2"),
+        "never reused"
+    );
+}
+
+#[test]
+fn s5_3_the_full_statement_states_visible_tools_with_their_own_definitions() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open(&mut w, h, "g1");
+    w.call(h, "play", json!({"move": "A1"}), Some("g1"));
+    let list = w.request(h, "toolsets/list", json!({})).unwrap();
+    let hints = &list["_meta"]["mcpl/hints"];
+    assert!(tool_entry(hints, "board", Some("g1")).is_some());
+    assert!(
+        tool_entry(hints, "play", Some("g1")).is_none(),
+        "invisible: not stated"
+    );
+    assert!(hints.get("suggest").is_none() && hints.get("toolsets").is_none());
+    assert_eq!(list["open"][0]["title"], json!("Go vs bot (9x9)"));
+}
+
+#[test]
+fn s5_5_visibility_is_per_instance() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open(&mut w, h, "g1");
+    open(&mut w, h, "g2");
+    let r = w.call(h, "play", json!({"move": "A1"}), Some("g1"));
+    let hints = &r["_meta"]["mcpl/hints"];
+    assert_eq!(
+        tool_entry(hints, "play", Some("g1")).unwrap()["visible"],
+        json!(false)
+    );
+    assert!(tool_entry(hints, "play", Some("g2")).is_none());
+    assert!(!is_error(&w.call(
+        h,
+        "play",
+        json!({"move": "A1"}),
+        Some("g2")
+    )));
+    // tools/list: visible in at least one open instance.
+    let list = w.request(h, "tools/list", json!({})).unwrap();
+    assert_eq!(
+        listed(&list, "pass").unwrap()["_meta"]["mcpl/visible"],
+        json!(false)
+    );
+    assert_eq!(
+        listed(&list, "board").unwrap()["_meta"]["mcpl/visible"],
+        json!(true)
+    );
+}
+
+#[test]
+fn s5_6_a_call_naming_another_principals_instance_is_refused() {
+    let mut w = World::arcade();
+    let a = w.connect(ada(), true, true);
+    let b = w.connect(bob(), true, true);
+    open(&mut w, b, "bobs-game");
+    open(&mut w, a, "adas-game");
+    let bob_before = snapshot(&w, &bob());
+    let r = w.call(a, "play", json!({"move": "A1"}), Some("bobs-game"));
+    assert!(is_error(&r));
+    assert_eq!(
+        text(&r),
+        "instance `bobs-game` of `game` is not open; open instances: adas-game"
+    );
+    assert_eq!(snapshot(&w, &bob()), bob_before);
+    let err = w
+        .request(
+            a,
+            "toolsets/close",
+            json!({"toolset": "game", "instance": "bobs-game"}),
+        )
+        .unwrap();
+    assert!(text(&err).contains("not open"));
+    assert_eq!(snapshot(&w, &bob()), bob_before);
+}
+
+#[test]
+fn s5_6_principals_do_not_share_state_and_changes_reach_only_their_own() {
+    let mut w = World::arcade();
+    let a = w.connect(ada(), true, true);
+    let b = w.connect(bob(), true, true);
+    open(&mut w, a, "g1");
+    assert!(w.take(b).is_empty());
+    let list = w.request(b, "toolsets/list", json!({})).unwrap();
+    assert!(
+        !list["open"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["toolset"] == json!("game"))
+    );
+}
+
+#[test]
+fn s5_6_a_per_connection_principal_ends_its_toolsets_at_disconnect() {
+    let mut w = World::arcade();
+    let p = Principal::of_connection(ConnectionId(99));
+    let h = w.connect(p.clone(), true, true);
+    open(&mut w, h, "g1");
+    w.take(h);
+    w.hold_calls = true;
+    let now = w.now;
+    w.conns[h].session.handle_disconnect(now);
+    w.drive();
+    let kinds: Vec<CallKind> = w.held.iter().map(|(_, c)| c.kind.clone()).collect();
+    assert!(
+        kinds.contains(&CallKind::Close { disconnect: true }),
+        "{kinds:?}"
+    );
+    assert!(w.server.state(&p).instances_of("game").is_empty());
+    w.complete_held(0);
+    assert!(w.take(h).is_empty(), "nothing is written after disconnect");
+}
+
+#[test]
+fn s6_1_tools_list_names_rev_zero_before_any_and_takes_none() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    for _ in 0..2 {
+        let l = w.request(h, "tools/list", json!({})).unwrap();
+        assert_eq!(l["_meta"]["mcpl/rev"], json!(0));
+    }
+    assert_eq!(w.conns[h].session.rev().get(), 0);
+}
+
+#[test]
+fn s6_2_another_principals_action_reaches_them_as_a_push_with_a_suggestion() {
+    let mut w = World::arcade();
+    let a = w.connect(ada(), true, true);
+    let b = w.connect(bob(), true, true);
+    let r = w.call(a, "challenge", json!({"who": "bob"}), None);
+    assert!(r.get("_meta").is_none(), "nothing changed for ada");
+    let msgs = w.take(b);
+    assert_eq!(methods(&msgs), ["push/event"]);
+    let hints = hints_of(&msgs[0]).unwrap();
+    assert_eq!(hints["rev"], json!(1));
+    assert_eq!(
+        hints["suggest"],
+        json!([{"action": "open", "toolset": "game", "instance": "vs-ada",
+                "options": {"size": 13}, "reason": "ada challenged you"}])
+    );
+}
+
+#[test]
+fn bad_input_gets_clear_errors_and_the_connection_goes_on() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let err = w
+        .request(h, "tools/call", json!({"name": "play", "arguments": [1]}))
+        .unwrap_err();
+    assert_eq!(err.code, -32602);
+    assert!(
+        err.message.starts_with("invalid tools/call params"),
+        "{}",
+        err.message
+    );
+    let err = w
+        .request(h, "tools/call", json!({"name": "nope"}))
+        .unwrap_err();
+    assert_eq!(err.message, "unknown tool `nope`");
+    let err = w.request(h, "chess/move", json!({})).unwrap_err();
+    assert_eq!(err.code, -32601);
+    let err = w
+        .request(h, "toolsets/open", json!({"instance": 5}))
+        .unwrap_err();
+    assert!(
+        err.message.starts_with("invalid toolsets/open params"),
+        "{}",
+        err.message
+    );
+    let r = w.call(h, "challenge", json!({"who": 5}), None);
+    assert!(is_error(&r));
+    assert!(text(&r).starts_with("argument `who`:"), "{}", text(&r));
+    assert!(text(&r).contains("rule `type`"), "{}", text(&r));
+    // Still serving.
+    assert!(w.request(h, "ping", json!({})).is_ok());
+    assert_eq!(w.conns[h].session.rev().get(), 0);
+}
+
+#[test]
+fn app_updates_that_break_the_declarations_change_nothing() {
+    let mut w = World::arcade();
+    w.connect(ada(), true, true);
+    let before = snapshot(&w, &ada());
+    let mut u = Update::new();
+    u.tools().show("hint");
+    u.instance("game", "g1").show("nope");
+    let err = w.server.apply(w.now, &ada(), u).unwrap_err();
+    assert!(err.to_string().contains("unknown tool `nope`"), "{err}");
+    assert_eq!(snapshot(&w, &ada()), before);
+}
+
+#[test]
+fn declarations_refuse_reserved_and_bad_names() {
+    let err = Declarations::new("s", "1")
+        .tool(ToolDef::new("toolset_open", "x"))
+        .build();
+    assert!(err.unwrap_err().to_string().contains("reserved"));
+    let err = Declarations::new("s", "1")
+        .toolset(ToolsetDef::new("g", "G").options_schema(json!({"type": 7})))
+        .build();
+    assert!(
+        err.unwrap_err()
+            .to_string()
+            .contains("invalid options schema")
+    );
+}
+
+#[test]
+fn s6_2_an_event_without_hints_and_without_a_push_grant_sends_nothing() {
+    // Until the policy grants pushEvents the server pushes nothing (DIGEST D4), and with no
+    // hints there is nothing for tools/hints to carry.
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, false);
+    let mut u = Update::new();
+    u.event(mcpl_server::Event::text("hello"));
+    w.apply(&ada(), u);
+    assert!(w.take(h).is_empty());
+    assert_eq!(w.conns[h].session.rev().get(), 0);
+}

@@ -1,0 +1,212 @@
+//! Backing-server specs: what `--server SPEC` names and how each is reached.
+//!
+//! A SPEC is a shell command line (a child process on stdio), a `ws://`/`wss://` URL
+//! (WebSocket) or an `http://`/`https://` URL (Streamable HTTP), optionally prefixed with
+//! `NAME=`. Without a name one is derived: the command's program name or the URL's host.
+//! Names are unique within one surface: a repeated name gets `-2`, `-3`, ...
+
+use crate::error::Error;
+
+/// How a backing server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Target {
+    /// A shell command line whose process speaks MCP on stdio.
+    Command(String),
+    /// A WebSocket URL.
+    WebSocket(String),
+    /// A Streamable HTTP endpoint URL.
+    Http(String),
+    /// The arcade built into this binary, served in process.
+    Embedded,
+}
+
+/// One backing server: the name the model sees and how to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    /// The host's id for the server: the meta-tools' `server` selector and the `NAME__`
+    /// prefix of its static tools when there are several servers.
+    pub name: String,
+    /// How to reach it.
+    pub target: Target,
+}
+
+/// The name grammar of RFC-014 §5.1, reused for server names so that `NAME__tool` stays a
+/// valid tool name for every model API.
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && s.len() <= 32
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// A name made from free text: the allowed characters kept, the rest dropped, cut to 32.
+fn sanitize(raw: &str) -> String {
+    let kept: String = raw
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .take(32)
+        .collect();
+    if kept.is_empty() {
+        "server".to_owned()
+    } else {
+        kept
+    }
+}
+
+impl ServerSpec {
+    /// The embedded arcade, named `arcade`.
+    pub fn embedded() -> Self {
+        ServerSpec {
+            name: "arcade".to_owned(),
+            target: Target::Embedded,
+        }
+    }
+
+    /// Parses one `--server` value.
+    pub fn parse(spec: &str) -> Result<Self, Error> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err(Error::BadSpec {
+                spec: spec.to_owned(),
+                why: "it is empty".to_owned(),
+            });
+        }
+        // `NAME=` when the part before the first `=` is a whole name; `cmd --a=b` is a
+        // command line. A leading `VAR=value` is read as a name: use `env VAR=value cmd`.
+        let (name, rest) = match spec.split_once('=') {
+            Some((n, rest)) if is_name(n) && !rest.trim().is_empty() => {
+                (Some(n.to_owned()), rest.trim())
+            }
+            Some((n, _)) if is_name(n) => {
+                return Err(Error::BadSpec {
+                    spec: spec.to_owned(),
+                    why: format!("nothing follows `{n}=`"),
+                });
+            }
+            _ => (None, spec),
+        };
+        let lower = rest.to_ascii_lowercase();
+        let target = if lower.starts_with("ws://") || lower.starts_with("wss://") {
+            Target::WebSocket(rest.to_owned())
+        } else if lower.starts_with("http://") || lower.starts_with("https://") {
+            Target::Http(rest.to_owned())
+        } else if lower.contains("://") {
+            return Err(Error::BadSpec {
+                spec: spec.to_owned(),
+                why: "only ws://, wss://, http:// and https:// URLs are supported".to_owned(),
+            });
+        } else {
+            Target::Command(rest.to_owned())
+        };
+        let name = name.unwrap_or_else(|| derive_name(&target));
+        Ok(ServerSpec { name, target })
+    }
+
+    /// Parses every `--server` value; none means the embedded arcade. Repeated names get a
+    /// numeric suffix so every server stays addressable.
+    pub fn parse_all<S: AsRef<str>>(specs: &[S]) -> Result<Vec<Self>, Error> {
+        if specs.is_empty() {
+            return Ok(vec![ServerSpec::embedded()]);
+        }
+        let mut out: Vec<ServerSpec> = Vec::new();
+        for s in specs {
+            let mut spec = ServerSpec::parse(s.as_ref())?;
+            let base = spec.name.clone();
+            let mut n = 2;
+            while out.iter().any(|o| o.name == spec.name) {
+                let suffix = format!("-{n}");
+                let keep = 32 - suffix.len();
+                spec.name = format!("{}{suffix}", &base[..base.len().min(keep)]);
+                n += 1;
+            }
+            out.push(spec);
+        }
+        Ok(out)
+    }
+}
+
+/// The default name: the program's file name for a command, the host for a URL.
+fn derive_name(target: &Target) -> String {
+    match target {
+        Target::Command(line) => {
+            let program = line.split_whitespace().next().unwrap_or("server");
+            let file = program.rsplit('/').next().unwrap_or(program);
+            let stem = file.split('.').next().unwrap_or(file);
+            sanitize(stem)
+        }
+        Target::WebSocket(url) | Target::Http(url) => {
+            let after = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+            let host = after.split(['/', ':', '?']).next().unwrap_or(after);
+            sanitize(&host.replace('.', "-"))
+        }
+        Target::Embedded => "arcade".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_line_is_named_after_its_program() {
+        let s = ServerSpec::parse("/usr/bin/python3 -m games --level=2").unwrap();
+        assert_eq!(s.name, "python3");
+        assert_eq!(
+            s.target,
+            Target::Command("/usr/bin/python3 -m games --level=2".into())
+        );
+    }
+
+    #[test]
+    fn a_name_prefix_is_taken_only_when_it_is_a_whole_name() {
+        let s = ServerSpec::parse("go=mcpl arcade").unwrap();
+        assert_eq!(s.name, "go");
+        assert_eq!(s.target, Target::Command("mcpl arcade".into()));
+        // `--a=b` inside a command line is no name: the part before `=` has spaces.
+        let s = ServerSpec::parse("mcpl arcade --listen=x").unwrap();
+        assert_eq!(s.name, "mcpl");
+        // A leading `WORD=` is always the name; set variables with `env VAR=value cmd`.
+        let s = ServerSpec::parse("games=env RUST_LOG=debug mcpl arcade").unwrap();
+        assert_eq!(s.name, "games");
+        assert_eq!(
+            s.target,
+            Target::Command("env RUST_LOG=debug mcpl arcade".into())
+        );
+    }
+
+    #[test]
+    fn urls_pick_their_transport_and_are_named_after_the_host() {
+        let s = ServerSpec::parse("ws://games.example.org:9000/mcp").unwrap();
+        assert_eq!(
+            s.target,
+            Target::WebSocket("ws://games.example.org:9000/mcp".into())
+        );
+        assert_eq!(s.name, "games-example-org");
+        let s = ServerSpec::parse("chess=http://127.0.0.1:8080/mcp").unwrap();
+        assert_eq!(s.name, "chess");
+        assert_eq!(s.target, Target::Http("http://127.0.0.1:8080/mcp".into()));
+    }
+
+    #[test]
+    fn bad_specs_are_refused_naming_the_spec() {
+        let err = ServerSpec::parse("ftp://x").unwrap_err().to_string();
+        assert!(err.contains("ftp://x"), "{err}");
+        let err = ServerSpec::parse("go=").unwrap_err().to_string();
+        assert!(err.contains("go="), "{err}");
+        assert!(ServerSpec::parse("  ").is_err());
+    }
+
+    #[test]
+    fn no_spec_means_the_embedded_arcade_and_repeats_get_suffixes() {
+        let none: [&str; 0] = [];
+        assert_eq!(
+            ServerSpec::parse_all(&none).unwrap(),
+            vec![ServerSpec::embedded()]
+        );
+        let two = ServerSpec::parse_all(&["mcpl arcade", "mcpl arcade"]).unwrap();
+        assert_eq!(two[0].name, "mcpl");
+        assert_eq!(two[1].name, "mcpl-2");
+    }
+}

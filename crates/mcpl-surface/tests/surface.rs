@@ -1,0 +1,342 @@
+//! The surface host end to end, in process: a plain MCP client over the stdio framing, the
+//! surface, and cells servers built on the server SDK.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use common::{Client, Cutter, surface};
+use serde_json::{Value, json};
+
+/// Calls look until `needle` shows up (a push arrives on its own time), bounded.
+async fn look_until(client: &Client, needle: &str, before: &str) -> String {
+    let mut seen = before.to_owned();
+    if seen.contains(needle) {
+        return seen;
+    }
+    for _ in 0..200 {
+        let (text, _) = client.call("toolsets_look", json!({})).await;
+        seen.push_str(&text);
+        if seen.contains(needle) {
+            return seen;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("`{needle}` never showed up; saw:\n{seen}");
+}
+
+fn names(tools: &Value) -> Vec<String> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn s8_6_tool_list_never_changes_while_toolsets_open_act_and_close() {
+    let cutter = Cutter::with(&["cells"]);
+    let (surface, client) = surface(&cutter, &["cells"]).await;
+    let first = client.tools().await;
+    assert_eq!(
+        names(&first),
+        [
+            "hello",
+            "toolsets_open",
+            "toolsets_look",
+            "toolsets_act",
+            "toolsets_close"
+        ]
+    );
+
+    let (text, err) = client
+        .call(
+            "toolsets_open",
+            json!({"toolset": "game", "options": {"size": 4}}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    assert!(text.contains("Opened game/game-1"), "{text}");
+    assert!(text.contains("play (Take a free cell.)"), "{text}");
+    assert_eq!(client.tools().await, first);
+
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c2"}}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    assert!(text.contains("You took c2."), "{text}");
+    let news = look_until(&client, "Rival took c0.", &text).await;
+    assert!(
+        news.contains("[cells · game/game-1] Rival took c0."),
+        "{news}"
+    );
+    assert_eq!(client.tools().await, first);
+
+    // The legal-move enum is the instance's own: a taken cell is refused before sending.
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c2"}}),
+        )
+        .await;
+    assert!(err && text.contains("/cell"), "{text}");
+
+    let (text, err) = client
+        .call("toolsets_close", json!({"toolset": "game"}))
+        .await;
+    assert!(!err, "{text}");
+    assert!(text.contains("Closed game/game-1"), "{text}");
+    assert_eq!(client.tools().await, first);
+
+    let report = surface.cache_report();
+    assert_eq!(report.surface_changes, 0);
+    assert_eq!(report.surface_lists, 4);
+    assert!(report.plain.changes > 0, "{report:?}");
+    assert!(report.groups.changes > 0, "{report:?}");
+}
+
+#[tokio::test]
+async fn v6_two_open_instances_need_a_name_and_the_refusal_names_them() {
+    let cutter = Cutter::with(&["cells"]);
+    let (_surface, client) = surface(&cutter, &["cells"]).await;
+    client.tools().await;
+    for name in ["left", "right"] {
+        let (text, err) = client
+            .call(
+                "toolsets_open",
+                json!({"toolset": "game", "instance": name}),
+            )
+            .await;
+        assert!(!err, "{text}");
+    }
+    let (text, err) = client
+        .call("toolsets_act", json!({"tool": "board", "args": {}}))
+        .await;
+    assert!(err);
+    assert!(
+        text.contains("2 `game` instances are open: left, right; name one with `instance`"),
+        "{text}"
+    );
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"tool": "board", "instance": "right", "args": {}}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    assert!(
+        text.contains("free: Some([\"c0\", \"c1\", \"c2\", \"c3\"])"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn h57_two_servers_with_the_same_names_route_by_server_and_refuse_ambiguity() {
+    let cutter = Cutter::with(&["east", "west"]);
+    let (_surface, client) = surface(&cutter, &["east", "west"]).await;
+    let tools = client.tools().await;
+    assert_eq!(
+        names(&tools),
+        [
+            "east__hello",
+            "west__hello",
+            "toolsets_open",
+            "toolsets_look",
+            "toolsets_act",
+            "toolsets_close"
+        ]
+    );
+    let (text, err) = client
+        .call("toolsets_open", json!({"toolset": "game"}))
+        .await;
+    assert!(err);
+    assert!(
+        text.contains(
+            "toolset `game` is offered by several servers: east, west; name one with `server`"
+        ),
+        "{text}"
+    );
+
+    let (text, err) = client
+        .call(
+            "toolsets_open",
+            json!({"server": "west", "toolset": "game", "instance": "g"}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    assert_eq!(cutter.app("west").opens.load(Ordering::SeqCst), 1);
+    assert_eq!(cutter.app("east").opens.load(Ordering::SeqCst), 0);
+
+    let (text, err) = client
+        .call("toolsets_act", json!({"tool": "board", "args": {}}))
+        .await;
+    assert!(err);
+    assert!(
+        text.contains(
+            "tool `board` is offered by several servers: east, west; name one with `server`"
+        ),
+        "{text}"
+    );
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"server": "west", "tool": "board", "args": {}}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    // East has the tool but no open game: the refusal says so.
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"server": "east", "tool": "board", "args": {}}),
+        )
+        .await;
+    assert!(err && text.contains("`game` is not open"), "{text}");
+
+    // H56: a selector that is not a string is refused by name.
+    let (text, err) = client.call("toolsets_look", json!({"server": 7})).await;
+    assert!(err && text.contains("`server` must be a string"), "{text}");
+    // H58: an unknown server is refused with the ones there are.
+    let (text, err) = client
+        .call("toolsets_look", json!({"server": "north"}))
+        .await;
+    assert!(
+        err && text.contains("no server named `north`; servers: east, west"),
+        "{text}"
+    );
+    // Static tools are routed by their prefix.
+    let (text, err) = client.call("west__hello", json!({})).await;
+    assert!(
+        !err && text.contains("hello from the cells server"),
+        "{text}"
+    );
+    assert_eq!(client.tools().await, tools);
+}
+
+#[tokio::test]
+async fn h28_a_lost_connection_recovers_mid_game_without_a_second_open() {
+    let cutter = Cutter::with(&["cells"]);
+    let (surface, client) = surface(&cutter, &["cells"]).await;
+    let tools = client.tools().await;
+    let (text, err) = client
+        .call(
+            "toolsets_open",
+            json!({"toolset": "game", "instance": "g", "options": {"size": 6}}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c5"}}),
+        )
+        .await;
+    assert!(!err);
+    look_until(&client, "Rival took c0.", &text).await;
+
+    // The server stays up but the connection drops, and reconnects are refused for a while.
+    cutter.refuse("cells", true);
+    cutter.cut("cells");
+    let mut refused = String::new();
+    for _ in 0..200 {
+        let (text, err) = client
+            .call(
+                "toolsets_act",
+                json!({"tool": "play", "args": {"cell": "c1"}}),
+            )
+            .await;
+        if err && text.contains("server `cells` is") {
+            refused = text;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        refused.contains("nothing was sent; try again shortly"),
+        "refusal: {refused}"
+    );
+    assert!(
+        refused.contains("disconnected") || refused.contains("reconnecting"),
+        "{refused}"
+    );
+
+    cutter.refuse("cells", false);
+    surface.wait_connected("cells", 2).await;
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c1"}}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    assert!(text.contains("You took c1."), "{text}");
+    assert!(text.contains("reconnected"), "{text}");
+    assert_eq!(
+        cutter.app("cells").opens.load(Ordering::SeqCst),
+        1,
+        "the game was never re-opened"
+    );
+    assert_eq!(client.tools().await, tools);
+}
+
+#[tokio::test]
+async fn h48_a_game_lost_in_a_crash_is_told_once() {
+    let cutter = Cutter::with(&["cells"]);
+    let (surface, client) = surface(&cutter, &["cells"]).await;
+    client.tools().await;
+    let (_, err) = client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    assert!(!err);
+    cutter.crash("cells");
+    surface.wait_connected("cells", 2).await;
+    let told = look_until(&client, "ended while the connection was down", "").await;
+    assert_eq!(
+        told.matches("game/g ended while the connection was down")
+            .count(),
+        1,
+        "{told}"
+    );
+    let (again, _) = client.call("toolsets_look", json!({})).await;
+    assert!(!again.contains("ended while"), "{again}");
+    assert!(again.contains("not open"), "{again}");
+    // Nothing was re-opened on the new server.
+    assert_eq!(cutter.app("cells").opens.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn s8_6_ended_games_and_static_tools_are_reported() {
+    let cutter = Cutter::with(&["cells"]);
+    let (_surface, client) = surface(&cutter, &["cells"]).await;
+    client.tools().await;
+    let (_, err) = client
+        .call(
+            "toolsets_open",
+            json!({"toolset": "game", "instance": "g", "options": {"size": 2}}),
+        )
+        .await;
+    assert!(!err);
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c0"}}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    let told = look_until(&client, "Board full: a draw.", &text).await;
+    assert_eq!(told.matches("Board full: a draw.").count(), 1, "{told}");
+    let (text, err) = client
+        .call("toolsets_act", json!({"tool": "hello", "args": {}}))
+        .await;
+    assert!(
+        err && text.contains("call it directly as `hello`"),
+        "{text}"
+    );
+    let (text, err) = client.call("hello", json!({})).await;
+    assert!(!err && text.contains("hello from"), "{text}");
+}
