@@ -3,7 +3,7 @@
 //!
 //! Ordering (§6.1): a player's `play` result hides `play` and `pass`, and the bot's reply
 //! shows them again on a push. The bot's update must therefore be committed after the call's.
-//! The worker waits until the principal's state shows `play` hidden in that instance (the
+//! The worker waits until the principal's state shows `pass` hidden in that instance (the
 //! call's outcome is committed) before it applies the bot's move.
 
 use std::sync::Arc;
@@ -144,8 +144,9 @@ async fn work(handle: Handle, arcade: Arc<Arcade>, mut turns: mpsc::UnboundedRec
     }
 }
 
-/// Whether the call that owes `turn` has been committed: `play` is hidden in the instance, or
-/// the instance is gone.
+/// Whether the call that owes `turn` has been committed: `pass` is hidden in the instance, or
+/// the instance is gone. (`pass`, not `play`: `play` is also hidden on the player's own turn
+/// when no point is legal, while `pass` is visible on every turn of theirs.)
 fn committed(handle: &Handle, turn: &BotTurn) -> bool {
     let state = handle.server().state(&turn.principal);
     let open = state.open.iter().find(|(key, _)| {
@@ -154,7 +155,7 @@ fn committed(handle: &Handle, turn: &BotTurn) -> bool {
     });
     match open {
         None => true,
-        Some((_, open)) => open.tools.get("play").and_then(|t| t.visible) == Some(false),
+        Some((_, open)) => open.tools.get("pass").and_then(|t| t.visible) == Some(false),
     }
 }
 

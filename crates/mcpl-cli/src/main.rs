@@ -30,6 +30,13 @@ enum Command {
         /// Listen on `ws://ADDR` or `http://ADDR` instead of serving stdio.
         #[arg(long, value_name = "ADDR")]
         listen: Option<String>,
+        /// With `--listen`: a bearer token and the principal it stands for, `TOKEN=PRINCIPAL`.
+        /// Repeat for several principals. Without any, each connection is its own principal.
+        #[arg(long = "token", value_name = "TOKEN=PRINCIPAL")]
+        tokens: Vec<String>,
+        /// On stdio: the principal this process serves.
+        #[arg(long, value_name = "NAME", default_value = "local")]
+        principal: String,
     },
     /// Run a scripted agent through a whole session and print the transcript and cache report.
     Demo,
@@ -86,7 +93,15 @@ fn main() -> ExitCode {
     let name = cli.command.name();
     let outcome = match cli.command {
         Command::Surface { servers } => cmd::surface::run(servers),
-        Command::Arcade { listen } => cmd::arcade::run(listen),
+        Command::Arcade {
+            listen,
+            tokens,
+            principal,
+        } => cmd::arcade::run(cmd::arcade::Options {
+            listen,
+            tokens,
+            principal,
+        }),
         Command::Demo => cmd::demo::run(),
         Command::Conformance { target } => match target {
             ConformanceTarget::Server { command } => cmd::conformance::run_server(command),

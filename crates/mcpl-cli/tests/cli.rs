@@ -39,7 +39,6 @@ fn unbuilt_subcommands_say_so_and_exit_2() {
     for args in [
         &["bench", "--quick"][..],
         &["inspect", "x"][..],
-        &["arcade"][..],
         &["conformance", "server", "--", "x"][..],
         &["conformance", "host", "--", "x"][..],
     ] {

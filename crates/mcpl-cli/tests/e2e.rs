@@ -54,7 +54,9 @@ fn s8_6_npm_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_list()
     let sdk = root().join("tests/e2e/node_modules/@modelcontextprotocol/sdk/package.json");
     let node = Command::new("node").arg("--version").output();
     if !sdk.exists() || node.is_err() {
-        println!("skipped: node or the npm MCP SDK is not installed in tests/e2e (run scripts/test)");
+        println!(
+            "skipped: node or the npm MCP SDK is not installed in tests/e2e (run scripts/test)"
+        );
         return;
     }
     let out = run_client(Path::new("node"), "node_client.mjs");

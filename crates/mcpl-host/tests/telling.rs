@@ -477,14 +477,21 @@ fn h47_a_held_push_whose_change_applies_after_its_delivery_is_still_told() {
     // rev n is in flight while the push with rev n+1 arrives first and is held.
     let srv = h.pair("arcade").server.clone();
     srv.borrow_mut().loose.insert("hint".into(), true);
-    let first = srv.borrow_mut().hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    let first = srv
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
     srv.borrow_mut().loose.insert("hint".into(), false);
-    let second = srv.borrow_mut().hinted(0, json!({"tools": [{"name": "hint", "visible": false}]}));
+    let second = srv
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": false}]}));
     h.pair("arcade").feed(second);
     h.sync();
     h.pair("arcade").feed(first);
     let told = h.notices().join("\n");
-    assert!(told.contains("`hint` is available") && told.contains("`hint` is no longer available"), "{told}");
+    assert!(
+        told.contains("`hint` is available") && told.contains("`hint` is no longer available"),
+        "{told}"
+    );
     assert_eq!(h.pres.owed(&h.agent), 0, "a held push's change is stuck");
 }
 
@@ -493,10 +500,19 @@ fn s7_a_suggestion_is_shown_attributed_and_opens_nothing() {
     let mut h = Host::new(vec![("arcade", arcade())]);
     h.pair("arcade").clear();
     let r = h.pair("arcade").host.snapshot().applied() + 1;
-    h.pair("arcade").feed(hints_note(json!({"rev": r, "suggest": [{"action": "open", "toolset": "game",
-        "instance": "vs-ada", "options": {"size": 13}, "reason": "Ada challenged you"}]})));
+    h.pair("arcade").feed(hints_note(
+        json!({"rev": r, "suggest": [{"action": "open", "toolset": "game",
+        "instance": "vs-ada", "options": {"size": 13}, "reason": "Ada challenged you"}]}),
+    ));
     let told = h.notices().join("\n");
-    assert!(told.contains("arcade suggests opening `game`/`vs-ada`") && told.contains("arcade says \"Ada challenged you\""), "{told}");
-    assert!(h.pair("arcade").sent_methods().is_empty(), "a suggestion sent something");
+    assert!(
+        told.contains("arcade suggests opening `game`/`vs-ada`")
+            && told.contains("arcade says \"Ada challenged you\""),
+        "{told}"
+    );
+    assert!(
+        h.pair("arcade").sent_methods().is_empty(),
+        "a suggestion sent something"
+    );
     assert!(h.pair("arcade").host.snapshot().open().is_empty());
 }

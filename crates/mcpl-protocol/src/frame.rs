@@ -3,8 +3,9 @@
 //! [`decode`] checks, in order: the frame size, then nesting depth and lone surrogate escapes
 //! (by a cheap byte scan, so the error says what is wrong instead of serde's "recursion limit
 //! exceeded"), then JSON syntax, then the envelope ([`Message::from_value`]). With the default
-//! depth limit the scan runs only on frames serde refuses, so a good frame costs one parse. Every failure is a [`FrameError`]; [`FrameError::reply`] gives the
-//! JSON-RPC error a peer should send back, carrying the request's id when it could be read.
+//! depth limit the scan runs only on frames serde refuses, so a good frame costs one parse.
+//! Every failure is a [`FrameError`]; [`FrameError::reply`] gives the JSON-RPC error a peer
+//! should send back, carrying the request's id when it could be read.
 //!
 //! Pure: no I/O. Splitting a byte stream into frames (newlines on stdio, one text frame per
 //! message on WebSocket) is the transport's job.
@@ -355,6 +356,18 @@ mod tests {
             Message::from(err.reply().unwrap()).to_json(),
             r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32600,"message":"nesting depth 129 exceeds the limit of 128"}}"#
         );
+    }
+
+    #[test]
+    fn a_small_depth_limit_is_checked_before_parsing() {
+        let limits = Limits {
+            max_depth: 3,
+            ..Limits::default()
+        };
+        assert!(decode(nested(3).as_bytes(), &limits).is_ok());
+        let err = decode(nested(4).as_bytes(), &limits).unwrap_err();
+        assert_eq!(err.to_string(), "nesting depth 4 exceeds the limit of 3");
+        assert_eq!(err.id(), Some(&RequestId::Number(9)));
     }
 
     #[test]

@@ -126,25 +126,42 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Mean time of `f` over repeated rounds for about `budget`.
-fn time_per_round(budget: Duration, mut f: impl FnMut()) -> f64 {
-    let start = Instant::now();
+/// Time per round of each contender, measured in interleaved batches so that load from other
+/// processes falls on all of them alike.
+fn interleaved(budget: Duration, contenders: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    const BATCH: u32 = 100;
+    let mut totals = vec![Duration::ZERO; contenders.len()];
     let mut rounds = 0u32;
+    let start = Instant::now();
     while start.elapsed() < budget {
-        f();
-        rounds += 1;
+        for (total, f) in totals.iter_mut().zip(contenders.iter_mut()) {
+            let t = Instant::now();
+            for _ in 0..BATCH {
+                f();
+            }
+            *total += t.elapsed();
+        }
+        rounds += BATCH;
     }
-    start.elapsed().as_secs_f64() / f64::from(rounds)
+    totals
+        .iter()
+        .map(|t| t.as_secs_f64() / f64::from(rounds))
+        .collect()
 }
 
 fn ratios() {
     let frames = frames();
     let limits = Limits::default();
-    let budget = Duration::from_millis(500);
-    let base = time_per_round(budget, || baseline(&frames));
-    let decode = time_per_round(budget, || ours_decode(&frames, &limits));
     let mut dispatch = Dispatch::new(&frames);
-    let peer = time_per_round(budget, || dispatch.round());
+    let times = interleaved(
+        Duration::from_secs(2),
+        &mut [
+            &mut || baseline(&frames),
+            &mut || ours_decode(&frames, &limits),
+            &mut || dispatch.round(),
+        ],
+    );
+    let (base, decode, peer) = (times[0], times[1], times[2]);
     let per_sec = |t: f64| frames.len() as f64 / t;
     println!(
         "frames/s: serde_json::Value {:.0}, frame::decode {:.0}, peer dispatch {:.0}",

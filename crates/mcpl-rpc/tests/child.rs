@@ -87,3 +87,26 @@ async fn a_missing_program_is_a_transport_error() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn dropping_the_transport_kills_the_child() {
+    let transport = Transport::child_shell("exec sleep 600", StderrMode::Discard).unwrap();
+    let pid = transport.child_id().expect("a running child");
+    let alive = |pid: u32| {
+        // Gone, or a zombie waiting to be reaped, counts as dead.
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| !stat.contains(") Z "))
+            .unwrap_or(false)
+    };
+    assert!(alive(pid));
+    drop(transport);
+    let mut waited = 0;
+    while alive(pid) && waited < 500 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    assert!(
+        !alive(pid),
+        "child {pid} still runs after the transport was dropped"
+    );
+}

@@ -46,6 +46,14 @@ impl Refusal {
         }
     }
 
+    /// `-32603`: the server failed (app code answered a call with the wrong kind of reply).
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        Refusal {
+            code: ErrorCode::InternalError,
+            message: message.into(),
+        }
+    }
+
     /// `-32601`: the method is not offered.
     pub(crate) fn method_not_found(message: impl Into<String>) -> Self {
         Refusal {

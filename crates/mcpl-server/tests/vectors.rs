@@ -867,3 +867,80 @@ fn v12_rereads_after_a_missed_change_state_what_was_missed() {
     assert!(tool_entry(hints, "tip", None).is_some());
     assert_eq!(list["open"][0]["instance"], json!("g1"));
 }
+
+#[test]
+fn v19_each_push_states_whole_values_so_coalescing_loses_nothing() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open_game(&mut w, h, "g1");
+    w.take(h);
+    for moves in [&["D4"][..], &["E5", "F6"][..]] {
+        let mut u = Update::new();
+        u.instance("game", "g1")
+            .show("play")
+            .define(play_def(moves));
+        u.event(Event::text("White moved.").about("game", Some("g1")));
+        w.apply(&ada(), u);
+    }
+    let msgs = w.take(h);
+    assert_eq!(revs(&msgs), [2, 3]);
+    // The later push restates the whole value, so a host that coalesces the two and applies
+    // the hints of both in rev order ends with the latest definition.
+    let last = hints_of(&msgs[1]).unwrap();
+    let play = tool_entry(&last, "play", Some("g1")).unwrap();
+    assert_eq!(play["visible"], json!(true));
+    assert_eq!(
+        play["definition"]["inputSchema"]["properties"]["move"]["enum"],
+        json!(["E5", "F6"])
+    );
+}
+
+#[test]
+fn v35_a_slow_result_is_still_written_with_its_hints() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open_game(&mut w, h, "g1");
+    w.hold_calls = true;
+    let id = w.send_request(
+        h,
+        "tools/call",
+        json!({"name": "play", "arguments": {"move": "A1"},
+        "_meta": {"mcpl/instance": "g1"}}),
+    );
+    w.drive();
+    w.advance(Duration::from_secs(120)); // long past any host timeout
+    w.complete_held(0);
+    let result = w.response(h, &id).unwrap().unwrap();
+    assert_eq!(result["_meta"]["mcpl/hints"]["rev"], json!(2));
+}
+
+#[test]
+fn v36_messages_are_queued_in_rev_order_whatever_order_calls_finish_in() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open_game(&mut w, h, "g1");
+    open_game(&mut w, h, "g2");
+    w.take(h);
+    w.hold_calls = true;
+    for g in ["g1", "g2"] {
+        w.send_request(
+            h,
+            "tools/call",
+            json!({"name": "play", "arguments": {"move": "A1"},
+            "_meta": {"mcpl/instance": g}}),
+        );
+    }
+    w.drive();
+    w.complete_held(1); // g2 finishes first
+    w.complete_held(0);
+    let msgs = w.take(h);
+    assert_eq!(revs(&msgs), [3, 4], "write order is rev order");
+    assert_eq!(text(&hints_result(&msgs[0])), "You played A1 in g2.");
+}
+
+fn hints_result(msg: &Message) -> Value {
+    match msg {
+        Message::Response(r) => r.outcome.clone().unwrap(),
+        _ => Value::Null,
+    }
+}

@@ -261,8 +261,14 @@ impl News {
             if !g.updated.is_empty() {
                 parts.push(format!("new arguments: {}", g.updated.join(", ")));
             }
-            let at = at.strip_prefix("…/").map_or(at.clone(), str::to_owned);
-            lines.push(format!("[{server}] {at}: {}", parts.join("; ")));
+            match at.strip_prefix("…/") {
+                // A redefinition alone: the change names the instance, not its toolset.
+                Some(inst) => lines.push(format!(
+                    "[{server}] new arguments for {} in instance `{inst}`",
+                    g.updated.join(", ")
+                )),
+                None => lines.push(format!("[{server}] {at}: {}", parts.join("; "))),
+            }
         }
         lines
     }

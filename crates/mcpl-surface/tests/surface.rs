@@ -6,7 +6,8 @@ mod common;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::{Client, Cutter, surface};
+use common::{Client, Cutter, surface, surface_for};
+use mcpl_rpc::Event;
 use serde_json::{Value, json};
 
 /// Calls look until `needle` shows up (a push arrives on its own time), bounded.
@@ -339,4 +340,50 @@ async fn s8_6_ended_games_and_static_tools_are_reported() {
     );
     let (text, err) = client.call("hello", json!({})).await;
     assert!(!err && text.contains("hello from"), "{text}");
+}
+
+/// Waits for the client's next event matching `want`, bounded.
+async fn next_event(client: &mut Client, want: impl Fn(&Event) -> bool) -> Event {
+    let wait = async {
+        loop {
+            match client.events.recv().await {
+                Some(e) if want(&e) => return e,
+                Some(_) => {}
+                None => panic!("the surface closed"),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait).await.expect("the event arrives")
+}
+
+#[tokio::test]
+async fn s8_6_a_plain_client_gets_pushes_as_log_messages() {
+    let cutter = Cutter::with(&["cells"]);
+    let (_surface, mut client) = surface(&cutter, &["cells"]).await;
+    client.tools().await;
+    client.call("toolsets_open", json!({"toolset": "game", "instance": "g"})).await;
+    client.call("toolsets_act", json!({"tool": "play", "args": {"cell": "c3"}})).await;
+    let e = next_event(&mut client, |e| matches!(e, Event::Notification { notification, .. } if notification.method == "notifications/message")).await;
+    let Event::Notification { notification, .. } = e else { unreachable!() };
+    let params = notification.params.unwrap();
+    assert_eq!(params["logger"], "cells");
+    assert_eq!(params["data"], "[cells · game/g] Rival took c0.");
+}
+
+#[tokio::test]
+async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
+    let cutter = Cutter::with(&["cells"]);
+    let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});
+    let (_surface, mut client) = surface_for(&cutter, &["cells"], caps).await;
+    client.tools().await;
+    client.call("toolsets_open", json!({"toolset": "game", "instance": "g"})).await;
+    client.call("toolsets_act", json!({"tool": "play", "args": {"cell": "c3"}})).await;
+    let e = next_event(&mut client, |e| matches!(e, Event::Request { request, .. } if request.method == "push/event")).await;
+    let Event::Request { request, responder, .. } = e else { unreachable!() };
+    let params = request.params.unwrap();
+    assert_eq!(params["payload"]["content"][0]["text"], "Rival took c0.");
+    assert_eq!(params["origin"]["server"], "cells");
+    // The hints are the surface's to apply, not the client's.
+    assert!(params.get("hints").is_none(), "{params}");
+    responder.respond(json!({"accepted": true})).unwrap();
 }

@@ -76,9 +76,19 @@ impl Agent {
         self.call_shown(name, args, None).await
     }
 
-    async fn call_shown(&mut self, name: &str, args: Value, note: Option<&str>) -> anyhow::Result<(String, bool)> {
-        println!("agent → {name} {args}{}", note.map(|n| format!("   ({n})")).unwrap_or_default());
-        let result = self.request("tools/call", json!({"name": name, "arguments": args})).await?;
+    async fn call_shown(
+        &mut self,
+        name: &str,
+        args: Value,
+        note: Option<&str>,
+    ) -> anyhow::Result<(String, bool)> {
+        println!(
+            "agent → {name} {args}{}",
+            note.map(|n| format!("   ({n})")).unwrap_or_default()
+        );
+        let result = self
+            .request("tools/call", json!({"name": name, "arguments": args}))
+            .await?;
         let text: Vec<&str> = result["content"]
             .as_array()
             .into_iter()
@@ -88,7 +98,11 @@ impl Agent {
         let text = text.join("\n");
         let failed = result["isError"] == json!(true);
         let shown = abbreviate_schema(&text);
-        println!("{}{}", if failed { "    [tool error]\n" } else { "" }, indent(&shown));
+        println!(
+            "{}{}",
+            if failed { "    [tool error]\n" } else { "" },
+            indent(&shown)
+        );
         Ok((text, failed))
     }
 
@@ -113,7 +127,10 @@ impl Agent {
     /// The legal moves `look` shows for `play` in `instance`.
     async fn legal_moves(&mut self, instance: &str) -> anyhow::Result<Vec<String>> {
         let (text, failed) = self
-            .call("toolsets_look", json!({"tool": "play", "instance": instance}))
+            .call(
+                "toolsets_look",
+                json!({"tool": "play", "instance": instance}),
+            )
             .await?;
         if failed {
             return Ok(Vec::new());
@@ -125,12 +142,6 @@ impl Agent {
             .flatten()
             .filter_map(|m| m.as_str().map(str::to_owned))
             .collect())
-    }
-
-    /// Whether `instance` of `go` is open, as `look` reports it.
-    async fn open(&mut self, instance: &str) -> anyhow::Result<bool> {
-        let (text, _) = self.call("toolsets_look", json!({"toolset": "go"})).await?;
-        Ok(text.contains(&format!("open instance `{instance}`")))
     }
 }
 
@@ -179,64 +190,64 @@ fn heading(text: &str) {
     println!("\n=== {text} ===\n");
 }
 
-/// Plays `instance` until it ends: preferred points first, then passes.
+/// Plays `instance` until it ends: preferred points first, then passes. The agent learns
+/// the bot's reply from the push (a log message to a plain client) and reads it, with the
+/// new legal moves, from `look`.
 async fn play_to_the_end(agent: &mut Agent, instance: &str) -> anyhow::Result<()> {
     let mut own = 0;
     for _ in 0..MAX_TURNS {
         let moves = agent.legal_moves(instance).await?;
         if moves.is_empty() {
-            // Not our turn or the game is over: `look` says which.
-            if !agent.open(instance).await? {
-                return Ok(());
-            }
-            agent.await_push().await?;
-            continue;
+            return Ok(()); // `look` said the game is over
         }
         let choice = if own < OWN_MOVES {
-            OPENING.iter().find(|m| moves.iter().any(|x| x == *m)).map(|m| (*m).to_owned())
+            OPENING
+                .iter()
+                .find(|m| moves.iter().any(|x| x == *m))
+                .map(|m| (*m).to_owned())
         } else {
             None
         };
-        let (_, failed) = match &choice {
+        let (text, failed) = match &choice {
             Some(mv) => {
                 own += 1;
                 let note = format!("chosen from {} legal moves", moves.len());
-                agent
-                    .call_shown(
-                        "toolsets_act",
-                        json!({"tool": "play", "instance": instance, "args": {"move": mv}}),
-                        Some(&note),
-                    )
-                    .await?
+                let args = json!({"tool": "play", "instance": instance, "args": {"move": mv}});
+                agent.call_shown("toolsets_act", args, Some(&note)).await?
             }
             None => {
-                agent
-                    .call("toolsets_act", json!({"tool": "pass", "instance": instance, "args": {}}))
-                    .await?
+                let args = json!({"tool": "pass", "instance": instance, "args": {}});
+                agent.call("toolsets_act", args).await?
             }
         };
         if failed {
             bail!("the agent's move was refused");
         }
-        if !agent.open(instance).await? {
+        if text.contains(&format!("go/{instance} closed")) {
             return Ok(());
         }
         agent.await_push().await?;
     }
-    agent
-        .call("toolsets_close", json!({"toolset": "go", "instance": instance}))
-        .await?;
+    let args = json!({"toolset": "go", "instance": instance});
+    agent.call("toolsets_close", args).await?;
     Ok(())
 }
 
-async fn session(surface: &Surface, connector: &EmbeddedConnector, mut agent: Agent) -> anyhow::Result<Agent> {
+async fn session(
+    surface: &Surface,
+    connector: &EmbeddedConnector,
+    mut agent: Agent,
+) -> anyhow::Result<Agent> {
     heading("1. What a plain MCP client sees");
     agent.list().await?;
     agent.call("toolsets_look", json!({})).await?;
 
     heading("2. A 9x9 game against the bot, played to the end");
     agent
-        .call("toolsets_open", json!({"toolset": "go", "instance": "vs-bot", "options": {"size": 9}}))
+        .call(
+            "toolsets_open",
+            json!({"toolset": "go", "instance": "vs-bot", "options": {"size": 9}}),
+        )
         .await?;
     agent.list().await?;
     play_to_the_end(&mut agent, "vs-bot").await?;
@@ -245,12 +256,23 @@ async fn session(surface: &Surface, connector: &EmbeddedConnector, mut agent: Ag
     heading("3. Two games at once: the instance error and its fix");
     for name in ["left", "right"] {
         agent
-            .call("toolsets_open", json!({"toolset": "go", "instance": name, "options": {"size": 9}}))
+            .call(
+                "toolsets_open",
+                json!({"toolset": "go", "instance": name, "options": {"size": 9}}),
+            )
             .await?;
     }
-    agent.call("toolsets_act", json!({"tool": "play", "args": {"move": "E5"}})).await?;
     agent
-        .call("toolsets_act", json!({"tool": "play", "instance": "left", "args": {"move": "E5"}}))
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"move": "E5"}}),
+        )
+        .await?;
+    agent
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "instance": "left", "args": {"move": "E5"}}),
+        )
         .await?;
     agent.await_push().await?;
 
@@ -259,7 +281,10 @@ async fn session(surface: &Surface, connector: &EmbeddedConnector, mut agent: Ag
     // The link notices at once; the next call is refused with the server's state.
     loop {
         let (text, failed) = agent
-            .call("toolsets_act", json!({"tool": "play", "instance": "left", "args": {"move": "C3"}}))
+            .call(
+                "toolsets_act",
+                json!({"tool": "play", "instance": "left", "args": {"move": "C3"}}),
+            )
             .await?;
         if failed && text.contains("server `arcade` is") || !failed {
             break;
@@ -267,25 +292,42 @@ async fn session(surface: &Surface, connector: &EmbeddedConnector, mut agent: Ag
     }
     surface.wait_connected("arcade", 2).await;
     println!("(the surface reconnected; nothing was re-opened)\n");
-    agent.call("toolsets_look", json!({"toolset": "go"})).await?;
+    agent
+        .call("toolsets_look", json!({"toolset": "go"}))
+        .await?;
     let moves = agent.legal_moves("left").await?;
     if let Some(mv) = OPENING.iter().find(|m| moves.iter().any(|x| x == *m)) {
         agent
-            .call("toolsets_act", json!({"tool": "play", "instance": "left", "args": {"move": mv}}))
+            .call(
+                "toolsets_act",
+                json!({"tool": "play", "instance": "left", "args": {"move": mv}}),
+            )
             .await?;
         agent.await_push().await?;
     }
 
     heading("5. Close both games");
-    agent.call("toolsets_close", json!({"toolset": "go", "instance": "left"})).await?;
-    agent.call("toolsets_close", json!({"toolset": "go", "instance": "right"})).await?;
+    agent
+        .call(
+            "toolsets_close",
+            json!({"toolset": "go", "instance": "left"}),
+        )
+        .await?;
+    agent
+        .call(
+            "toolsets_close",
+            json!({"toolset": "go", "instance": "right"}),
+        )
+        .await?;
     agent.list().await?;
     Ok(agent)
 }
 
 /// Run `mcpl demo`.
 pub fn run() -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let code = runtime.block_on(async {
         let connector = EmbeddedConnector::new(ArcadeConfig::default());
         let surface = Arc::new(Surface::start(

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use mcpl_arcade::{ArcadeConfig, ArcadeServer};
 use mcpl_rpc::Transport;
 use mcpl_server::Principal;
-use mcpl_surface::{BoxFuture, Connector, ServerSpec, StandardConnector, Surface, SurfaceConfig, Target};
+use mcpl_surface::{
+    BoxFuture, Connector, ServerSpec, StandardConnector, Surface, SurfaceConfig, Target,
+};
 use tokio::task::JoinHandle;
 
 /// The principal the embedded arcade serves: one local agent, whose games outlive a
@@ -35,7 +37,8 @@ impl EmbeddedConnector {
     /// Drops every connection to the embedded arcade, as a network failure would; the
     /// arcade and its games live on.
     pub(crate) fn cut(&self) {
-        let conns = std::mem::take(&mut *self.connections.lock().unwrap_or_else(|e| e.into_inner()));
+        let conns =
+            std::mem::take(&mut *self.connections.lock().unwrap_or_else(|e| e.into_inner()));
         for c in conns {
             c.abort();
         }
@@ -63,9 +66,14 @@ impl Connector for EmbeddedConnector {
             let runtime = arcade.runtime().clone();
             let connection = runtime.handle().next_connection();
             let task = tokio::spawn(async move {
-                let _ = runtime.serve(theirs, Principal::authenticated(LOCAL), connection).await;
+                let _ = runtime
+                    .serve(theirs, Principal::authenticated(LOCAL), connection)
+                    .await;
             });
-            self.connections.lock().unwrap_or_else(|e| e.into_inner()).push(task);
+            self.connections
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(task);
             Ok(ours)
         })
     }

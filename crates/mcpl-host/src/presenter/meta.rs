@@ -6,10 +6,8 @@ use mcpl_protocol::rfc014::Presence;
 use serde_json::{Map, Value, json};
 
 use super::check::{ArgCheck, check_args};
-use super::render::{self, first_sentence};
-use super::window::{AgentId, WindowItem, quote, shown_key};
 use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
-use crate::controller::{CallRequest, CloseRequest, OpenRequest, Outcome, Snapshot};
+use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
 
 /// What a model's tool call asks the embedder to do, once selectors and routes are checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,7 +172,7 @@ fn is_name(s: &str) -> bool {
 impl Presenter {
     /// Servers that present toolsets: hinted, with a declared toolset or a dynamic tool in
     /// the latest or the published list (the two-view rule, B8).
-    fn presenting(&self) -> Vec<String> {
+    pub(super) fn presenting(&self) -> Vec<String> {
         self.servers
             .iter()
             .filter(|(id, e)| {
@@ -193,7 +191,7 @@ impl Presenter {
             .collect()
     }
 
-    fn what_it_has(&self, server: &str) -> String {
+    pub(super) fn what_it_has(&self, server: &str) -> String {
         let Some(s) = self.snapshot(server) else {
             return String::new();
         };
@@ -387,7 +385,7 @@ impl Presenter {
     }
 
     /// The instance of an instanced toolset a request means (§4.3, H57).
-    fn pick_instance(
+    pub(super) fn pick_instance(
         &self,
         snap: &Snapshot,
         ts: &str,
@@ -545,258 +543,6 @@ impl Presenter {
         }
         Err(format!("no tool `{model}`"))
     }
-
-    /// The text answering the model for a plan's outcome. `sent` is `Err` when the
-    /// controller refused to send (it certainly never left the host, H60, H61).
-    pub fn answer_text(&self, plan: &Plan, sent: Result<&Outcome, &crate::Error>) -> String {
-        let (verb, server) = match plan {
-            Plan::Open { server, .. } => ("open", server),
-            Plan::Close { server, .. } => ("close", server),
-            Plan::Act { server, .. } | Plan::Call { server, .. } => ("call", server),
-            Plan::OpenGroup { server, group } => {
-                return format!("opened `{group}` on `{server}` (host side)");
-            }
-            Plan::CloseGroup { server, group } => {
-                return format!("closed `{group}` on `{server}` (host side)");
-            }
-            Plan::Look { .. } => return String::new(),
-        };
-        let outcome = match sent {
-            Err(e) => return format!("not done: the {verb} was never sent ({e})"),
-            Ok(o) => o,
-        };
-        match outcome {
-            Outcome::Unconfirmed(_) if verb == "call" => format!(
-                "outcome unknown: the call was sent to `{server}` but no answer came; check the state with {META_LOOK}"
-            ),
-            Outcome::Unconfirmed(_) => format!(
-                "unconfirmed: the {verb} was sent to `{server}` but no answer came, so it may or may not have happened; check with {META_LOOK}"
-            ),
-            Outcome::Error(e) => format!("refused: {}", quote(server, &e.message)),
-            Outcome::Result(v) => {
-                let content = content_text(server, v);
-                match plan {
-                    Plan::Open { req, .. } => {
-                        let inst = v
-                            .get("instance")
-                            .and_then(Value::as_str)
-                            .or(req.instance.as_deref());
-                        let key = match inst {
-                            Some(i) => format!("`{}`/`{i}`", req.toolset),
-                            None => format!("`{}`", req.toolset),
-                        };
-                        let mut text = if v.get("adopted") == Some(&Value::Bool(true)) {
-                            format!("adopted {key}: it was already open")
-                        } else {
-                            format!("opened {key}")
-                        };
-                        if let Some(t) = v.get("title").and_then(Value::as_str) {
-                            text.push_str(&format!(", titled by {}", quote(server, t)));
-                        }
-                        if !content.is_empty() {
-                            text.push_str(&format!("\n{content}"));
-                        }
-                        text
-                    }
-                    Plan::Close { req, .. } => {
-                        let key = match &req.instance {
-                            Some(i) => format!("`{}`/`{i}`", req.toolset),
-                            None => format!("`{}`", req.toolset),
-                        };
-                        if content.is_empty() {
-                            format!("closed {key}")
-                        } else {
-                            format!("closed {key}\n{content}")
-                        }
-                    }
-                    _ => result_text(v),
-                }
-            }
-        }
-    }
-
-    /// Look (H62, H63): the catalog, one toolset, or one tool, with a line for each server
-    /// that could not be re-read. Storing it counts the descriptions it rendered as shown
-    /// (H51).
-    pub fn look(
-        &mut self,
-        agent: &AgentId,
-        query: &LookQuery,
-        unreachable: &[String],
-    ) -> WindowItem {
-        let mut lines = Vec::new();
-        let mut shown = Vec::new();
-        for s in unreachable {
-            lines.push(format!(
-                "(could not ask `{s}`; showing the last state the host knew)"
-            ));
-        }
-        let servers: Vec<String> = match &query.server {
-            Some(s) => vec![s.clone()],
-            None => self.presenting(),
-        };
-        if servers.is_empty() {
-            lines.push("no server presents toolsets".to_owned());
-        }
-        for id in &servers {
-            let Some(snap) = self.snapshot(id) else {
-                lines.push(format!("no server `{id}`"));
-                continue;
-            };
-            if let Some(tool) = &query.tool {
-                lines.extend(self.look_tool(id, snap, tool, query.instance.as_deref(), &mut shown));
-                continue;
-            }
-            lines.push(format!("server `{id}`:"));
-            for ts in snap.toolset_names() {
-                if query.toolset.as_deref().is_some_and(|q| q != ts) {
-                    continue;
-                }
-                let mut line = format!("- toolset `{ts}`");
-                if let Some(d) = snap.declared().get(ts) {
-                    if let Some(t) = &d.title {
-                        line.push_str(&format!(" ({})", quote(id, t)));
-                    }
-                } else {
-                    line.push_str(" (kept by the host)");
-                }
-                let insts = snap.instances(ts);
-                if snap.is_open(ts) {
-                    let names: Vec<String> =
-                        insts.iter().flatten().map(|i| format!("`{i}`")).collect();
-                    line.push_str(
-                        if names.is_empty() {
-                            ": open".into()
-                        } else {
-                            format!(": open instances {}", names.join(", "))
-                        }
-                        .as_str(),
-                    );
-                } else {
-                    line.push_str(": closed");
-                }
-                lines.push(line);
-                for key in insts {
-                    for t in snap
-                        .tools()
-                        .iter()
-                        .filter(|t| t.toolset.as_deref() == Some(ts))
-                    {
-                        if !snap.visible(&t.tool.name, key) {
-                            continue;
-                        }
-                        let def = snap.definition(&t.tool.name, key);
-                        let sig = render::signature(
-                            &t.tool.name,
-                            def.as_ref().map_or(&Value::Null, |d| &d.input_schema),
-                        );
-                        let mut l = format!("  - {sig}");
-                        if let Some(i) = key {
-                            l.push_str(&format!(" in `{i}`"));
-                        }
-                        if let Some(s) = def
-                            .as_ref()
-                            .and_then(|d| first_sentence(d.description.as_ref()))
-                        {
-                            l.push_str(&format!(": {}", quote(id, &s)));
-                            shown.extend(shown_key(id, snap, &t.tool.name, key));
-                        }
-                        lines.push(l);
-                    }
-                }
-            }
-            if query.toolset.is_none() {
-                for t in snap
-                    .tools()
-                    .iter()
-                    .filter(|t| t.presence == Presence::Dynamic && t.toolset.is_none())
-                {
-                    if snap.visible(&t.tool.name, None) {
-                        lines.push(format!(
-                            "- {}",
-                            render::signature(&t.tool.name, &t.tool.input_schema)
-                        ));
-                    }
-                }
-            }
-        }
-        let mut text = lines.join("\n");
-        if text.len() > render::MAX_JSON {
-            text = format!(
-                "{} {}",
-                render::cut(&text, render::MAX_JSON),
-                render::TOO_LONG
-            );
-        }
-        let marks = self.look_marks(shown);
-        self.hand_out(agent, query.server.as_deref().unwrap_or(""), text, marks)
-    }
-
-    fn look_tool(
-        &self,
-        id: &str,
-        snap: &Snapshot,
-        tool: &str,
-        instance: Option<&str>,
-        shown: &mut Vec<(String, String, String)>,
-    ) -> Vec<String> {
-        let Some(listed) = snap.tool(tool) else {
-            return vec![format!(
-                "`{id}` has no tool `{tool}`; {}",
-                self.what_it_has(id)
-            )];
-        };
-        let mut lines = Vec::new();
-        let listed_def = &listed.tool;
-        // H40: a tool the latest list has static is "called by name", published or not.
-        if listed.presence == Presence::Static {
-            lines.push(format!(
-                "`{tool}` on `{id}` is called by name as `{}`",
-                self.model_name(id, tool)
-            ));
-        }
-        lines.push(format!(
-            "signature: {}",
-            render::signature(tool, &listed_def.input_schema)
-        ));
-        // H74: a non-string description or class entry is left out, never printed.
-        if let Some(d) = listed_def.description.as_ref().and_then(Value::as_str) {
-            lines.push(format!("description: {}", quote(id, d)));
-        }
-        let class: Vec<&str> = match listed_def.meta.as_ref().and_then(|m| m.get("mcpl/class")) {
-            Some(Value::String(c)) => vec![c.as_str()],
-            Some(Value::Array(cs)) => cs.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        if !class.is_empty() {
-            lines.push(format!("class: {}", class.join(", ")));
-        }
-        lines.push(format!(
-            "input schema: {}",
-            render::json(&listed_def.input_schema)
-        ));
-        if self.actable(id, tool) {
-            // H63: exactly the definition act would check, found by act's own lookup.
-            let inst = match listed.toolset.as_deref() {
-                Some(ts) if snap.instanced(ts) => self
-                    .pick_instance(snap, ts, instance.map(str::to_owned))
-                    .ok(),
-                _ => None,
-            };
-            if let Some(def) = snap.definition(tool, inst.as_deref()) {
-                let place = inst
-                    .as_ref()
-                    .map(|i| format!(" (instance `{i}`)"))
-                    .unwrap_or_default();
-                lines.push(format!(
-                    "{META_ACT} checks against{place}: {}",
-                    render::json(&def.input_schema)
-                ));
-                shown.extend(shown_key(id, snap, tool, inst.as_deref()));
-            }
-        }
-        lines
-    }
 }
 
 fn unreachable_plan() -> Plan {
@@ -813,46 +559,4 @@ fn propose(ts: &str, open: &[Option<&str>]) -> String {
         .map(|k| format!("{head}-{k}"))
         .find(|n| !open.contains(&Some(n.as_str())))
         .unwrap_or_else(|| head.clone())
-}
-
-/// The text blocks of an open or close result, attributed to the server (H54).
-fn content_text(server: &str, v: &Value) -> String {
-    v.get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .map(|t| quote(server, t))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
-/// Whether a result can carry a change beside it (H83, H86): it must show something (text
-/// blocks, or non-null structured content). One that does not reads as it would without
-/// RFC-014, and its change goes out as a notice ([`Presenter::release`]).
-pub fn can_carry(v: &Value) -> bool {
-    !result_text(v).is_empty()
-}
-
-/// A tool result as text: its text blocks, or, for a result of structured content alone,
-/// that content as JSON (H85).
-pub fn result_text(v: &Value) -> String {
-    let blocks: Vec<&str> = v
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|b| {
-            b.iter()
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
-    if blocks.is_empty() {
-        if let Some(sc) = v.get("structuredContent").filter(|s| !s.is_null()) {
-            return render::json(sc);
-        }
-    }
-    blocks.join("\n")
 }

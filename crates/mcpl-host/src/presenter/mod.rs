@@ -10,8 +10,10 @@
 //!
 //! Like the controller it reads no clock and performs no I/O.
 
+mod answer;
 mod check;
 mod meta;
+mod notice;
 mod projection;
 pub mod render;
 mod window;
@@ -24,8 +26,9 @@ use serde_json::{Value, json};
 
 use crate::controller::Snapshot;
 
+pub use answer::{can_carry, result_text};
 pub use check::{ArgCheck, check_args};
-pub use meta::{LookQuery, Plan, can_carry, result_text};
+pub use meta::{LookQuery, Plan};
 pub use projection::projected_name;
 pub use window::{AgentId, MAX_NOTICE, Token, WindowItem};
 

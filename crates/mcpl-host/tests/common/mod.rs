@@ -463,6 +463,8 @@ pub struct Pair {
     pub transcript: Vec<String>,
     /// Whether the host grants this server `pushEvents` (what the presenter is told).
     pub granted: bool,
+    /// Effects not yet forwarded to a presenter (kept apart from `effects`, which tests clear).
+    pub unforwarded: Vec<Effect>,
 }
 
 pub fn config(server: &Server) -> ControllerConfig {
@@ -508,6 +510,7 @@ impl Pair {
             effects: Vec::new(),
             transcript: Vec::new(),
             granted,
+            unforwarded: Vec::new(),
         };
         p.run();
         p
@@ -538,7 +541,10 @@ impl Pair {
                 }
                 Effect::Send(Message::Response(r)) => self.replies.push(r),
                 Effect::Send(_) => {}
-                other => self.effects.push(other),
+                other => {
+                    self.unforwarded.push(other.clone());
+                    self.effects.push(other);
+                }
             }
         }
     }
@@ -769,7 +775,6 @@ pub struct Host {
     pub pairs: Vec<(String, Pair)>,
     pub pres: Presenter,
     pub agent: AgentId,
-    seen: Vec<usize>,
     /// Everything stored in the agent's window, in order.
     pub window: Vec<String>,
     /// Tokens of stored rows (the compile, for reminders).
@@ -802,12 +807,10 @@ impl Host {
                 (n.to_owned(), Pair::with_config(s, c))
             })
             .collect::<Vec<_>>();
-        let seen = vec![0; pairs.len()];
         let mut h = Host {
             pairs,
             pres,
             agent,
-            seen,
             window: Vec::new(),
             rows: BTreeSet::new(),
             store_ok: true,
@@ -829,9 +832,9 @@ impl Host {
 
     /// Forwards every new effect to the presenter in order, then the snapshots.
     pub fn sync(&mut self) {
-        for (i, (name, p)) in self.pairs.iter_mut().enumerate() {
+        for (name, p) in self.pairs.iter_mut() {
             p.run();
-            for e in &p.effects[self.seen[i].min(p.effects.len())..] {
+            for e in std::mem::take(&mut p.unforwarded).iter() {
                 match e {
                     Effect::Changed(c) => self.pres.handle_change(name, c),
                     Effect::Event(ev) => self.pres.handle_event(name, ev),
@@ -839,7 +842,6 @@ impl Host {
                     _ => {}
                 }
             }
-            self.seen[i] = p.effects.len();
             let grant = p.server.borrow().manifest["pushEvents"] == true && p.granted;
             self.pres.update(p.host.snapshot(), grant);
         }

@@ -90,6 +90,11 @@ impl Transport {
         Transport::child(command, stderr, Limits::default())
     }
 
+    /// The process id of the child, while it runs (`None` for other transports).
+    pub fn child_id(&self) -> Option<u32> {
+        self.guard.child.as_ref().and_then(|c| c.id())
+    }
+
     /// The captured stderr of a child process started with [`StderrMode::Capture`]; once.
     pub fn take_stderr(&mut self) -> Option<StderrLines> {
         self.stderr.take()

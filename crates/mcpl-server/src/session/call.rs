@@ -11,7 +11,7 @@ use crate::error::{Error, Refusal};
 use crate::schema::Schema;
 use crate::store::{OpenKey, with_state};
 use crate::update::{PrincipalChange, Touch, Update, seed};
-use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId, Response};
+use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::mcp::{CallToolParams, CallToolResult};
 use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
 use serde_json::{Map, Value};
@@ -294,11 +294,8 @@ impl Session {
                     Pending::Disconnect => unreachable!("matched above"),
                 };
                 if !cancelled {
-                    let err = ErrorObject::new(
-                        ErrorCode::InternalError,
-                        format!("the server's app answered a {expected} call wrongly"),
-                    );
-                    self.send(Message::Response(Response::error(Some(request), err)));
+                    let text = format!("the server's app answered a {expected} call wrongly");
+                    self.respond(request, Err(Refusal::internal(text)));
                 }
                 Err(Error::WrongReply { call, expected })
             }

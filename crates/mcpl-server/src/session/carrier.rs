@@ -77,7 +77,6 @@ impl Session {
         }
         params.hints = hints;
         let id = RequestId::String(format!("push-{n}"));
-        self.pushes.insert(id.clone());
         let params = serde_json::to_value(&params).expect("push params serialize");
         self.send(Message::Request(Request::new(
             id,

@@ -21,7 +21,7 @@ use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response}
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{InstanceName, Rev, ToolsetName};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Instant;
 
 pub(crate) use call::PlannedCall;
@@ -103,7 +103,6 @@ pub struct Session {
     by_request: HashMap<RequestId, CallId>,
     next_call: u64,
     next_out: u64,
-    pushes: HashSet<RequestId>,
     current: BTreeMap<ToolsetName, InstanceName>,
     announced: Option<Value>,
     disconnected: bool,
@@ -127,7 +126,6 @@ impl Session {
             by_request: HashMap::new(),
             next_call: 0,
             next_out: 0,
-            pushes: HashSet::new(),
             current: BTreeMap::new(),
             announced: None,
             disconnected: false,
@@ -197,13 +195,10 @@ impl Session {
                 methods::INITIALIZED => self.host.initialized = true,
                 _ => {}
             },
-            // Answers to our pushes: a push carrying hints is never retried (§6.1), so the
-            // answer changes nothing here.
-            Message::Response(resp) => {
-                if let Some(id) = resp.id {
-                    self.pushes.remove(&id);
-                }
-            }
+            // Answers to our pushes: a push carrying hints is never retried (§6.1), and
+            // `accepted: false` is the host's treatment decision, so no answer changes
+            // anything here.
+            Message::Response(_) => {}
         }
     }
 

@@ -394,10 +394,19 @@ impl Session {
                 Err(e) => (touches, Some(e)),
             }
         });
-        self.make_current(&key);
         let title = with_state(self.server.store(), &self.principal, |s| {
             s.open.get(&key).map(|o| o.title.clone())
         });
+        if title.is_none() && !cancelled {
+            // The server ended it while its open handler ran (a timer, the other player).
+            let text = format!("{} ended while it was being opened", key.describe());
+            match compat {
+                true => self.tool_error(request, &text),
+                false => self.respond(request, Err(Refusal::invalid_params(text))),
+            }
+            return self.publish_all(now, touches, own, others, bad);
+        }
+        self.make_current(&key);
         let st = self.statement_for(&touches);
         let suggest = own.suggest.clone();
         if cancelled {

@@ -246,6 +246,11 @@ impl Connector for Cutter {
 /// A surface over `cutter`'s servers with fast test timing, and a client connected to it
 /// through the stdio framing.
 pub async fn surface(cutter: &Cutter, names: &[&str]) -> (Arc<Surface>, Client) {
+    surface_for(cutter, names, json!({})).await
+}
+
+/// [`surface`] with a client advertising `capabilities`.
+pub async fn surface_for(cutter: &Cutter, names: &[&str], capabilities: Value) -> (Arc<Surface>, Client) {
     let mut cfg = SurfaceConfig::new(Cutter::specs(names));
     cfg.timing = LinkTiming {
         request_timeout: Duration::from_secs(5),
@@ -258,7 +263,7 @@ pub async fn surface(cutter: &Cutter, names: &[&str]) -> (Arc<Surface>, Client) 
     let s = surface.clone();
     tokio::spawn(async move { s.serve(Transport::stdio(sr, sw)).await });
     let (cr, cw) = tokio::io::split(client_io);
-    let client = Client::start(Transport::stdio(cr, cw)).await;
+    let client = Client::start(Transport::stdio(cr, cw), capabilities).await;
     (surface, client)
 }
 
@@ -269,7 +274,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub async fn start(t: Transport) -> Client {
+    pub async fn start(t: Transport, capabilities: Value) -> Client {
         let (peer, events) = Peer::start(t, PeerConfig::default());
         let c = Client { peer, events };
         let init = c

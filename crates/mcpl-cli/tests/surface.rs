@@ -1,0 +1,43 @@
+//! `mcpl surface` as a process: bad specs are refused by name, and the surface exits when its
+//! client closes stdin.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+#[test]
+fn a_bad_server_spec_is_refused_naming_it() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpl"))
+        .args(["surface", "--server", "games=ftp://example.org"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcpl runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad server spec `games=ftp://example.org`"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn s8_6_the_surface_answers_initialize_and_exits_when_stdin_closes() {
+    let mut child = Command::new("timeout")
+        .args(["60", env!("CARGO_BIN_EXE_mcpl"), "surface"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("mcpl runs");
+    let mut stdin = child.stdin.take().expect("piped");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2024-11-05","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )
+    .expect("write");
+    drop(stdin);
+    let out = child.wait_with_output().expect("mcpl ends");
+    assert!(out.status.success(), "{}", out.status);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(r#""protocolVersion":"2024-11-05""#), "{text}");
+    assert!(text.contains(r#""name":"mcpl-surface""#), "{text}");
+}

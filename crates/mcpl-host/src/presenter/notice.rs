@@ -1,0 +1,277 @@
+//! Rendering changes as notice text for one agent: attributed server text (H54), ended
+//! records told once (H48), first sentences owed per agent (H50), bounded length (H73).
+
+use std::collections::BTreeSet;
+
+use mcpl_protocol::rfc014::SuggestAction;
+use serde_json::{Value, json};
+
+use super::render::{self, cut, first_sentence};
+use super::window::{Agent, Body, MAX_NOTICE, Marks, ShownKey};
+use super::{Presenter, ServerEntry};
+use crate::controller::{Change, ChangeItem, CloseCause};
+
+/// The longest server-written string quoted in a notice, in bytes (§10: hosts may cap it).
+const MAX_QUOTE: usize = 500;
+
+pub(super) fn key_text(toolset: &str, instance: Option<&str>) -> String {
+    match instance {
+        Some(i) => format!("`{toolset}`/`{i}`"),
+        None => format!("`{toolset}`"),
+    }
+}
+
+/// Server-written text, quoted and attributed (H54, §10).
+pub(super) fn quote(server: &str, text: &str) -> String {
+    let q = serde_json::to_string(cut(text, MAX_QUOTE)).unwrap_or_default();
+    format!("{server} says {q}")
+}
+
+/// The identity of a tool's effective definition in one place (H75).
+pub(super) fn shown_key(
+    server: &str,
+    snap: &crate::controller::Snapshot,
+    tool: &str,
+    instance: Option<&str>,
+) -> Option<ShownKey> {
+    let d = snap.definition(tool, instance)?;
+    let v = json!({"description": d.description, "inputSchema": d.input_schema, "annotations": d.annotations});
+    Some((server.to_owned(), tool.to_owned(), render::identity(&v)))
+}
+
+/// Renders one entry for an agent: its lines and what storing them commits.
+pub(super) fn render_body(
+    p: &Presenter,
+    agent: &Agent,
+    server: &str,
+    body: &Body,
+    marks: &mut Marks,
+    full: bool,
+) -> Vec<String> {
+    let entry: Option<&ServerEntry> = p.servers.get(server);
+    let mut lines = Vec::new();
+    match body {
+        Body::Change(c) => lines.extend(render_change(p, agent, entry, server, c, marks, full)),
+        Body::Event { ev, change } => {
+            let mut params = ev.params.clone();
+            if let Some(o) = params.as_object_mut() {
+                o.remove("hints");
+            }
+            lines.push(format!("event from {server}: {}", render::json(&params)));
+            if let Some(c) = change {
+                lines.extend(render_change(p, agent, entry, server, c, marks, full));
+            }
+        }
+        Body::Suggestion(s) => {
+            let action = match s.action {
+                SuggestAction::Open => "opening",
+                SuggestAction::Close => "closing",
+            };
+            let mut line = format!(
+                "- {server} suggests {action} {} (a suggestion only: nothing was done)",
+                key_text(&s.toolset, s.instance.as_deref())
+            );
+            if let Some(r) = &s.reason {
+                line.push_str(&format!("; reason: {}", quote(server, r)));
+            }
+            lines.push(line);
+        }
+        Body::Move { tool, now_static } => lines.push(if *now_static {
+            format!(
+                "- `{tool}` moved: call it by name as `{}`",
+                p.model_name(server, tool)
+            )
+        } else {
+            format!("- `{tool}` moved: reach it through {}", super::META_ACT)
+        }),
+    }
+    lines
+}
+
+fn render_change(
+    p: &Presenter,
+    agent: &Agent,
+    entry: Option<&ServerEntry>,
+    server: &str,
+    c: &Change,
+    marks: &mut Marks,
+    full: bool,
+) -> Vec<String> {
+    let principal = entry
+        .map(|e| e.snap.principal().to_owned())
+        .unwrap_or_default();
+    let told = |id: &str, marks: &Marks| {
+        let k = (server.to_owned(), principal.clone(), id.to_owned());
+        agent.told_ended.contains(&k) || marks.ended.contains(&k)
+    };
+    let mut lines = Vec::new();
+    // Ends named by an Ended item are told by it, with their reason (not twice).
+    let ended_keys: BTreeSet<(String, Option<String>)> = c
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ChangeItem::Ended {
+                toolset, instance, ..
+            } => Some((toolset.clone(), instance.clone())),
+            _ => None,
+        })
+        .collect();
+    for item in &c.items {
+        match item {
+            ChangeItem::Opened {
+                toolset,
+                instance,
+                title,
+            } => {
+                let mut line = format!("- {} is open", key_text(toolset, instance.as_deref()));
+                if let Some(t) = title {
+                    line.push_str(&format!(", titled by {}", quote(server, t)));
+                }
+                lines.push(line);
+                marks
+                    .announced
+                    .push((server.to_owned(), toolset.clone(), instance.clone()));
+            }
+            ChangeItem::Closed {
+                toolset,
+                instance,
+                cause,
+                reason,
+                ended_id,
+            } => {
+                if ended_keys.contains(&(toolset.clone(), instance.clone()))
+                    && *cause == CloseCause::Server
+                {
+                    continue;
+                }
+                if let Some(id) = ended_id {
+                    if told(id, marks) {
+                        continue;
+                    }
+                    marks
+                        .ended
+                        .push((server.to_owned(), principal.clone(), id.clone()));
+                }
+                let key = key_text(toolset, instance.as_deref());
+                let mut line = match cause {
+                    CloseCause::EndedWhileAway => {
+                        format!("- {key} ended while the connection was down (reason unknown)")
+                    }
+                    CloseCause::DeclarationRemoved => {
+                        format!("- {key} closed: {server} no longer declares it")
+                    }
+                    CloseCause::Host => format!("- {key} closed by the host"),
+                    _ => format!("- {key} closed"),
+                };
+                if let Some(r) = reason {
+                    line.push_str(&format!("; reason: {}", quote(server, r)));
+                }
+                lines.push(line);
+            }
+            ChangeItem::Ended {
+                id,
+                toolset,
+                instance,
+                reason,
+            } => {
+                if told(id, marks) {
+                    continue;
+                }
+                marks
+                    .ended
+                    .push((server.to_owned(), principal.clone(), id.clone()));
+                let mut line = format!("- {} ended", key_text(toolset, instance.as_deref()));
+                if let Some(r) = reason {
+                    line.push_str(&format!("; reason: {}", quote(server, r)));
+                }
+                lines.push(line);
+            }
+            ChangeItem::Retitled {
+                toolset,
+                instance,
+                title,
+            } => lines.push(format!(
+                "- {} is now titled by {}",
+                key_text(toolset, instance.as_deref()),
+                quote(server, title)
+            )),
+            ChangeItem::Visibility {
+                tool,
+                toolset,
+                instance,
+                visible,
+            } => {
+                let place = match toolset {
+                    Some(ts) => format!(" in {}", key_text(ts, instance.as_deref())),
+                    None => String::new(),
+                };
+                if *visible {
+                    let desc =
+                        describe(agent, entry, server, tool, instance.as_deref(), marks, full);
+                    lines.push(format!("- `{tool}`{place} is available{desc}"));
+                } else {
+                    lines.push(format!("- `{tool}`{place} is no longer available"));
+                }
+            }
+            ChangeItem::Redefined { tool, instance } => {
+                let place = instance
+                    .as_ref()
+                    .map(|i| format!(" in `{i}`"))
+                    .unwrap_or_default();
+                let desc = describe(agent, entry, server, tool, instance.as_deref(), marks, full);
+                lines.push(format!("- `{tool}`{place} changed{desc}"));
+            }
+            _ => {}
+        }
+    }
+    let _ = p;
+    lines
+}
+
+/// The first sentence owed for a tool (H50), or its whole description when the text may never
+/// reach an agent (H52, `full`; nothing is marked then).
+fn describe(
+    agent: &Agent,
+    entry: Option<&ServerEntry>,
+    server: &str,
+    tool: &str,
+    instance: Option<&str>,
+    marks: &mut Marks,
+    full: bool,
+) -> String {
+    let Some(e) = entry else { return String::new() };
+    let Some(def) = e.snap.definition(tool, instance) else {
+        return String::new();
+    };
+    if full {
+        let desc = def
+            .description
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let sig = render::signature(tool, &def.input_schema);
+        return format!(": {sig}; {}", quote(server, desc));
+    }
+    let Some(key) = shown_key(server, &e.snap, tool, instance) else {
+        return String::new();
+    };
+    if agent.is_shown(&key) || marks.shown.contains(&key) {
+        return String::new();
+    }
+    let Some(sentence) = first_sentence(def.description.as_ref()) else {
+        return String::new();
+    };
+    marks.shown.push(key);
+    format!(": {}", quote(server, &sentence))
+}
+
+pub(super) fn finish(server: &str, lines: Vec<String>) -> Option<String> {
+    if lines.is_empty() {
+        return None;
+    }
+    let mut text = format!("Toolset update from {server}:\n{}", lines.join("\n"));
+    if text.len() > MAX_NOTICE {
+        text = format!("{}\n{}", cut(&text, MAX_NOTICE), render::TOO_LONG);
+    }
+    Some(text)
+}
