@@ -19,9 +19,9 @@ async fn run(faults: HostFaults, only: &[&str]) -> Report {
 }
 
 /// The host checks the suite runs (the rest are skipped with a reason).
-const RUN: [&str; 17] = [
-    "v04", "v05", "v09", "v10", "v11", "v12", "v13", "v20", "v21", "v29", "h01", "h12", "h18",
-    "h25", "h28", "h29", "h59",
+const RUN: [&str; 20] = [
+    "v04", "v05", "v09", "v10", "v11", "v12", "v13", "v14", "v20", "v21", "v29", "v31", "v37",
+    "h01", "h12", "h18", "h25", "h28", "h29", "h59",
 ];
 
 #[tokio::test]

@@ -15,7 +15,8 @@ impl HostLauncher for SurfaceLauncher {
             let spec = ServerSpec::parse(&server_url).map_err(|e| e.to_string())?;
             let mut config = SurfaceConfig::new(vec![spec]);
             config.settle = Duration::from_secs(2);
-            let surface = Surface::start(config, Arc::new(StandardConnector)).map_err(|e| e.to_string())?;
+            let surface =
+                Surface::start(config, Arc::new(StandardConnector)).map_err(|e| e.to_string())?;
             let (agent, ours) = Transport::memory_pair();
             tokio::spawn(async move {
                 let _ = surface.serve(ours).await;

@@ -42,6 +42,12 @@ fn h12_hints_ignored_and_no_toolsets_requests_without_tool_hints() {
         p.host.snapshot().tool("play").map(|t| t.presence),
         Some(Presence::Static)
     );
+    // A result's hint `_meta` is ignored too.
+    p.server.borrow_mut().call_hints = Some(json!({"tools": [{"name": "hint", "visible": false}]}));
+    let call = mcpl_host::controller::CallRequest { tool: "hint".into(), ..Default::default() };
+    p.host.call(p.now, call).expect("call");
+    p.run();
+    assert!(p.host.snapshot().visible("hint", None), "a result's hints from a hint-less server applied");
     let r = p.host.open(
         p.now,
         OpenRequest {

@@ -88,6 +88,7 @@ async fn a_missing_program_is_a_transport_error() {
     );
 }
 
+#[cfg(target_os = "linux")] // reads /proc
 #[tokio::test]
 async fn dropping_the_transport_kills_the_child() {
     let transport = Transport::child_shell("exec sleep 600", StderrMode::Discard).unwrap();

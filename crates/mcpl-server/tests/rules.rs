@@ -556,13 +556,20 @@ fn s5_2_an_instance_the_server_ends_while_it_opens_is_reported_not_opened() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
     w.hold_calls = true;
-    let id = w.send_request(h, "toolsets/open", json!({"toolset": "game", "instance": "g1"}));
+    let id = w.send_request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    );
     w.drive();
     let mut u = Update::new();
     u.instance("game", "g1").end("the table was cancelled");
     w.apply(&ada(), u);
     w.complete_held(0);
     let err = w.response(h, &id).unwrap().unwrap_err();
-    assert_eq!(err.message, "instance `g1` of `game` ended while it was being opened");
+    assert_eq!(
+        err.message,
+        "instance `g1` of `game` ended while it was being opened"
+    );
     assert!(w.server.state(&ada()).instances_of("game").is_empty());
 }

@@ -944,3 +944,22 @@ fn hints_result(msg: &Message) -> Value {
         _ => Value::Null,
     }
 }
+
+#[test]
+fn v03_a_push_names_its_instance_even_when_the_app_did_not() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open_game(&mut w, h, "g1");
+    w.take(h);
+    let mut u = Update::new();
+    u.instance("game", "g1").hide("board");
+    u.event(Event::text("The lights went out."));
+    w.apply(&ada(), u);
+    let msgs = w.take(h);
+    let Message::Request(push) = &msgs[0] else {
+        panic!("expected a push")
+    };
+    let params = push.params.as_ref().unwrap();
+    assert_eq!(params["toolset"], json!("game"));
+    assert_eq!(params["instance"], json!("g1"));
+}

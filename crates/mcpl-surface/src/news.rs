@@ -188,15 +188,13 @@ impl News {
                     toolset,
                     instance,
                     reason,
-                } => {
-                    if self.tell_ended(server, id) {
-                        let why = reason
-                            .as_ref()
-                            .map(|r| format!(": {r}"))
-                            .unwrap_or_default();
-                        let at = place(toolset, instance.as_deref());
-                        lines.push(format!("[{server}] {at} ended{why}"));
-                    }
+                } if self.tell_ended(server, id) => {
+                    let why = reason
+                        .as_ref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default();
+                    let at = place(toolset, instance.as_deref());
+                    lines.push(format!("[{server}] {at} ended{why}"));
                 }
                 ChangeItem::Retitled {
                     toolset,

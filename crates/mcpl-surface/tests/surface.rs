@@ -353,7 +353,9 @@ async fn next_event(client: &mut Client, want: impl Fn(&Event) -> bool) -> Event
             }
         }
     };
-    tokio::time::timeout(Duration::from_secs(10), wait).await.expect("the event arrives")
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .expect("the event arrives")
 }
 
 #[tokio::test]
@@ -361,10 +363,19 @@ async fn s8_6_a_plain_client_gets_pushes_as_log_messages() {
     let cutter = Cutter::with(&["cells"]);
     let (_surface, mut client) = surface(&cutter, &["cells"]).await;
     client.tools().await;
-    client.call("toolsets_open", json!({"toolset": "game", "instance": "g"})).await;
-    client.call("toolsets_act", json!({"tool": "play", "args": {"cell": "c3"}})).await;
+    client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c3"}}),
+        )
+        .await;
     let e = next_event(&mut client, |e| matches!(e, Event::Notification { notification, .. } if notification.method == "notifications/message")).await;
-    let Event::Notification { notification, .. } = e else { unreachable!() };
+    let Event::Notification { notification, .. } = e else {
+        unreachable!()
+    };
     let params = notification.params.unwrap();
     assert_eq!(params["logger"], "cells");
     assert_eq!(params["data"], "[cells · game/g] Rival took c0.");
@@ -376,10 +387,26 @@ async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
     let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});
     let (_surface, mut client) = surface_for(&cutter, &["cells"], caps).await;
     client.tools().await;
-    client.call("toolsets_open", json!({"toolset": "game", "instance": "g"})).await;
-    client.call("toolsets_act", json!({"tool": "play", "args": {"cell": "c3"}})).await;
-    let e = next_event(&mut client, |e| matches!(e, Event::Request { request, .. } if request.method == "push/event")).await;
-    let Event::Request { request, responder, .. } = e else { unreachable!() };
+    client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c3"}}),
+        )
+        .await;
+    let e = next_event(
+        &mut client,
+        |e| matches!(e, Event::Request { request, .. } if request.method == "push/event"),
+    )
+    .await;
+    let Event::Request {
+        request, responder, ..
+    } = e
+    else {
+        unreachable!()
+    };
     let params = request.params.unwrap();
     assert_eq!(params["payload"]["content"][0]["text"], "Rival took c0.");
     assert_eq!(params["origin"]["server"], "cells");

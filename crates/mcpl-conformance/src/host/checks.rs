@@ -608,3 +608,133 @@ pub(super) async fn v21(cx: &mut Ctx<'_>) -> Step {
     run.stop().await;
     Ok(())
 }
+
+/// How many `tools/call`s of `name` reached the server.
+fn calls_of(server: &ScriptedServer, name: &str) -> usize {
+    server
+        .requests(methods::TOOLS_CALL)
+        .iter()
+        .filter(|s| s.params.get("name") == Some(&json!(name)))
+        .count()
+}
+
+pub(super) async fn v14(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_ACT])?;
+    let instance = format!("elsewhere-{}", cx.nonce);
+    run.server
+        .world
+        .lock()
+        .map(|mut w| w.instances.push(instance.clone()))
+        .ok();
+    let rev = run.server.rev(1);
+    // Another connection of the principal opened an instance: state, not a suggestion.
+    run.server.command(Command::Hints {
+        rev: rev + 1,
+        body: json!({"toolsets": [{"toolset": INSTANCED, "instance": instance, "state": "open"}],
+                     "tools": [{"name": ECHO, "instance": instance, "visible": true}]}),
+    });
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent
+        .call(
+            META_ACT,
+            json!({"tool": ECHO, "instance": instance, "args": {"value": instance}}),
+        )
+        .await?;
+    let Some(call) = run.call_arrives(ECHO, cx.wait()).await else {
+        fail!(
+            "an instance opened on another connection arrives as state (§5.6); the host should let the agent act in `{instance}`, but no call reached the server"
+        );
+    };
+    ensure!(
+        call.pointer("/_meta/mcpl~1instance") == Some(&json!(instance)),
+        "the call should name the instance `{instance}`: {call}"
+    );
+    ensure!(
+        run.server.requests(methods::TOOLSETS_OPEN).is_empty(),
+        "the instance was already open for the principal; the host must not open it again"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v31(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_OPEN, META_ACT])?;
+    run.agent.call(META_OPEN, json!({"toolset": FLAT})).await?;
+    run.agent
+        .call(META_ACT, json!({"tool": FLAT_TOOL, "args": {}}))
+        .await?;
+    if run.call_arrives(FLAT_TOOL, cx.wait()).await.is_none() {
+        fail!("with {FLAT} open the agent's act on {FLAT_TOOL} never reached the server");
+    }
+    run.server
+        .world
+        .lock()
+        .map(|mut w| {
+            w.flat_declared = false;
+            w.flat_open = false;
+        })
+        .ok();
+    run.server.command(Command::Notify {
+        method: methods::MANIFEST_CHANGED,
+        params: json!({"revision": format!("sha256:conformance-{}", cx.nonce), "domains": ["toolsets"]}),
+    });
+    let wait = cx.wait();
+    ensure!(
+        run.server.wait_count(1, methods::MANIFEST, 1, wait).await,
+        "after mcpl/manifestChanged naming toolsets the host must fetch mcpl/manifest before acting on it (§5.1, MCPL §17.3); none within {wait:?}"
+    );
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent
+        .call(META_ACT, json!({"tool": FLAT_TOOL, "args": {}}))
+        .await?;
+    tokio::time::sleep(cx.quiet()).await;
+    ensure!(
+        calls_of(&run.server, FLAT_TOOL) == 1,
+        "{FLAT}'s declaration was removed, which closes it (§5.1); the host must refuse {FLAT_TOOL} now, yet the call reached the server"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v37(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_ACT])?;
+    let rev = run.server.rev(1);
+    run.server.world.lock().map(|mut w| w.revealed = true).ok();
+    run.server.command(Command::Hints {
+        rev: rev + 1,
+        body: reveal(true),
+    });
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent
+        .call(META_ACT, json!({"tool": REVEALED, "args": {}}))
+        .await?;
+    if run.call_arrives(REVEALED, cx.wait()).await.is_none() {
+        fail!(
+            "{REVEALED} was made visible (rev {}), yet the agent's act never reached the server",
+            rev + 1
+        );
+    }
+    // The server's state changes with nothing said; a gap makes the host re-read, and the
+    // statement it reads no longer states the tool.
+    run.server.world.lock().map(|mut w| w.revealed = false).ok();
+    let before = run.counts(1);
+    run.server.command(Command::Hints {
+        rev: rev + 3,
+        body: json!({}),
+    });
+    run.expect_recovery(1, before, cx.wait(), "a gap").await?;
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent
+        .call(META_ACT, json!({"tool": REVEALED, "args": {}}))
+        .await?;
+    tokio::time::sleep(cx.quiet()).await;
+    ensure!(
+        calls_of(&run.server, REVEALED) == 1,
+        "the full statement no longer stated {REVEALED} visible, which makes it invisible (§5.3); the host must refuse it, yet the call reached the server"
+    );
+    run.stop().await;
+    Ok(())
+}

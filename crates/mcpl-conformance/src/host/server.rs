@@ -32,9 +32,10 @@ pub(crate) struct World {
     pub fail_tools_list: u32,
     /// A definition to put in the open's hints for the echo tool (vector 20).
     pub echo_definition: Option<Value>,
-    /// Answer `toolsets/open` with an instance name different from the one proposed? Never:
-    /// the scripted server is correct; this counts the server-chosen names.
+    /// The counter behind server-chosen instance names (`srv-N`).
     pub next_auto: u64,
+    /// Whether the manifest still declares the flat toolset (vector 31).
+    pub flat_declared: bool,
 }
 
 impl World {
@@ -49,6 +50,7 @@ impl World {
             fail_tools_list: 0,
             echo_definition: None,
             next_auto: 1,
+            flat_declared: true,
         }
     }
 }
@@ -72,6 +74,8 @@ pub(crate) enum Command {
         event_id: String,
         body: Value,
     },
+    /// Send a notification as it is.
+    Notify { method: &'static str, params: Value },
     /// Close the connection.
     Close,
 }
@@ -271,8 +275,10 @@ fn manifest(world: &World) -> Value {
     if world.tool_hints {
         m["toolHints"] = json!(true);
         m["toolsets"] = json!({
-            INSTANCED: {"title": "Game", "default": "closed", "instances": true},
-            FLAT: {"title": "Flat", "default": "closed"}});
+            INSTANCED: {"title": "Game", "default": "closed", "instances": true}});
+        if world.flat_declared {
+            m["toolsets"][FLAT] = json!({"title": "Flat", "default": "closed"});
+        }
     }
     m
 }
@@ -314,6 +320,10 @@ async fn serve(
                     set_rev(rev);
                     record(&t, n, Direction::Suite, Message::Notification(Notification::new(methods::TOOLS_HINTS, Some(body.clone()))));
                     let _ = peer.notify_value(methods::TOOLS_HINTS, Some(body));
+                }
+                Some(Command::Notify { method, params }) => {
+                    record(&t, n, Direction::Suite, Message::Notification(Notification::new(method, Some(params.clone()))));
+                    let _ = peer.notify_value(method, Some(params));
                 }
                 Some(Command::Push { rev: r, event_id, mut body }) => {
                     body["rev"] = json!(r);

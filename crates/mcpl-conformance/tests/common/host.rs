@@ -41,6 +41,12 @@ pub struct HostFaults {
     pub ignore_push_hints: bool,
     /// Stops after a failed recovery tools/list (H25).
     pub give_up_recovery: bool,
+    /// Ignores toolsets entries that open instances elsewhere (vector 14).
+    pub ignore_foreign_opens: bool,
+    /// Ignores mcpl/manifestChanged (vector 31).
+    pub ignore_manifest_changed: bool,
+    /// Merges a full statement into its state instead of replacing it (vector 37).
+    pub merge_statement: bool,
 }
 
 /// Starts the test host in process.
@@ -180,6 +186,27 @@ impl Host {
                     Event::Request { responder, .. } => {
                         let _ = responder.method_not_found();
                     }
+                    Event::Notification { notification, .. }
+                        if notification.method == methods::MANIFEST_CHANGED
+                            && !self.faults.ignore_manifest_changed =>
+                    {
+                        let me = self.clone();
+                        tokio::spawn(async move {
+                            if let Ok(m) = me.request(methods::MANIFEST, json!({})).await {
+                                let mut s = me.state.lock().unwrap();
+                                s.manifest = m;
+                                let declared: Vec<String> = s
+                                    .flat_open
+                                    .iter()
+                                    .filter(|t| s.declared(t).is_none())
+                                    .cloned()
+                                    .collect();
+                                for t in declared {
+                                    s.flat_open.remove(&t);
+                                }
+                            }
+                        });
+                    }
                     Event::Closed { .. } => break,
                     _ => {}
                 }
@@ -304,7 +331,9 @@ impl Host {
                 }
             }
         }
-        s.visible.clear();
+        if !self.faults.merge_statement {
+            s.visible.clear();
+        }
         let h = list
             .pointer("/_meta/mcpl~1hints")
             .cloned()
@@ -492,6 +521,18 @@ impl Host {
                         return json!({"content": [{"type": "text", "text": "group closed"}], "isError": true});
                     }
                     let inst = if instanced { instance.clone() } else { None };
+                    if let (Some(t), Some(i)) = (&ts, &inst)
+                        && !s.instances.contains(&(t.clone(), i.clone()))
+                    {
+                        return json!({"content": [{"type": "text", "text": "instance not open"}], "isError": true});
+                    }
+                    if let Some(t) = &ts
+                        && !instanced
+                        && s.declared(t).is_some()
+                        && !s.flat_open.contains(t)
+                    {
+                        return json!({"content": [{"type": "text", "text": "toolset not open"}], "isError": true});
+                    }
                     let visible = s.visible.contains(&(tool.clone(), inst.clone()))
                         || def.pointer("/_meta/mcpl~1visible") == Some(&json!(true)) && !instanced;
                     if !visible {

@@ -154,7 +154,7 @@ impl Presenter {
             Carrier::Result {
                 pending,
                 late: false,
-            } if false => State::Claimed(*pending),
+            } if a.takers.contains(&(server.to_owned(), *pending)) => State::Claimed(*pending),
             Carrier::Push { accepted: true, .. }
                 if !a.early_events.contains(&(server.to_owned(), seq)) =>
             {

@@ -5,7 +5,8 @@
 
 use super::statement::Statement;
 use super::{Effect, Session};
-use crate::update::{Event, PrincipalChange};
+use crate::store::OpenKey;
+use crate::update::{Event, PrincipalChange, Touch};
 use mcpl_protocol::jsonrpc::{Message, Notification, Request, RequestId};
 use mcpl_protocol::mcpl::PushEventParams;
 use mcpl_protocol::methods;
@@ -96,8 +97,17 @@ impl Session {
         let suggest = change.suggest.clone();
         match &change.event {
             Some(event) if self.push_granted() => {
+                let mut event = event.clone();
+                if event.toolset.is_none() {
+                    // §6: a push carrying hints should name its toolset and instance; when
+                    // every change is in one place, that place is what the event is about.
+                    if let Some(key) = single_scope(&change.touches) {
+                        event.toolset = Some(key.toolset.to_string());
+                        event.instance = key.instance.as_ref().map(|i| i.to_string());
+                    }
+                }
                 let hints = self.stamp(statement, suggest);
-                self.send_push(now, event, hints);
+                self.send_push(now, &event, hints);
             }
             // Fallback (§6.2): no push on this connection, so the change goes alone.
             _ => self.send_tools_hints(statement, suggest),
@@ -110,4 +120,15 @@ impl Session {
             self.effects.push_back(Effect::Publish(change));
         }
     }
+}
+
+/// The one toolset or instance every touch is in, if there is exactly one.
+fn single_scope(touches: &[Touch]) -> Option<&OpenKey> {
+    let mut keys = touches.iter().map(|t| match t {
+        Touch::Tool { key, .. } => key.as_ref(),
+        Touch::State { key, .. } => Some(key),
+        Touch::Presence { .. } => None,
+    });
+    let first = keys.next()??;
+    keys.all(|k| k == Some(first)).then_some(first)
 }

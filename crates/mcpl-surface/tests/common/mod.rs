@@ -142,11 +142,14 @@ pub fn cells_runtime() -> (Runtime<Cells>, Arc<Cells>) {
     (runtime, app)
 }
 
+/// A served cells server and its app.
+type Served = (Runtime<Cells>, Arc<Cells>);
+
 /// Serves named in-process cells servers; `cut` drops a server's connection, `replace`
 /// swaps in a fresh server (its games lost, as after a crash).
 #[derive(Default, Clone)]
 pub struct Cutter {
-    servers: Arc<Mutex<HashMap<String, (Runtime<Cells>, Arc<Cells>)>>>,
+    servers: Arc<Mutex<HashMap<String, Served>>>,
     conns: Arc<Mutex<HashMap<String, Vec<JoinHandle<()>>>>>,
     /// Connects per server.
     pub connects: Arc<Mutex<HashMap<String, usize>>>,
@@ -250,7 +253,11 @@ pub async fn surface(cutter: &Cutter, names: &[&str]) -> (Arc<Surface>, Client) 
 }
 
 /// [`surface`] with a client advertising `capabilities`.
-pub async fn surface_for(cutter: &Cutter, names: &[&str], capabilities: Value) -> (Arc<Surface>, Client) {
+pub async fn surface_for(
+    cutter: &Cutter,
+    names: &[&str],
+    capabilities: Value,
+) -> (Arc<Surface>, Client) {
     let mut cfg = SurfaceConfig::new(Cutter::specs(names));
     cfg.timing = LinkTiming {
         request_timeout: Duration::from_secs(5),
@@ -280,7 +287,7 @@ impl Client {
         let init = c
             .request(
                 "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
                 "clientInfo": {"name": "test", "version": "0"}}),
             )
             .await;
