@@ -325,7 +325,7 @@ impl Arcade {
             "standings" => Ok((lobby::standings(&self.lock()), None)),
             "games" => Ok((lobby::games(&self.lock(), ctx.principal()), None)),
             "rules" => Ok((lobby::RULES.to_owned(), None)),
-            "hint" => self.hint_tool(ctx, args).map(|t| (t, None)),
+            "hint" => self.hint_tool(ctx.principal(), args).map(|t| (t, None)),
             other => Err(ArcadeError::UnknownTool(other.to_owned())),
         };
         match result {
@@ -450,7 +450,21 @@ impl Arcade {
         Ok((format!("{text}\n\n{board}"), turn))
     }
 
-    fn hint_tool(&self, ctx: &Context, args: &Map<String, Value>) -> Result<String, ArcadeError> {
+    /// The `hint` tool for `principal`: what the bot would play in the game `args` names.
+    /// It reads no context and records no change, so a driver may run it off the
+    /// connection's task (it thinks for `hint_playouts` playouts).
+    pub fn hint(&self, principal: &Principal, args: &Map<String, Value>) -> CallToolResult {
+        match self.hint_tool(principal, args) {
+            Ok(text) => CallToolResult::text(text),
+            Err(e) => CallToolResult::error(e.to_string()),
+        }
+    }
+
+    fn hint_tool(
+        &self,
+        principal: &Principal,
+        args: &Map<String, Value>,
+    ) -> Result<String, ArcadeError> {
         let game =
             args.get("game")
                 .and_then(Value::as_str)
@@ -461,7 +475,7 @@ impl Arcade {
         // Think on a copy, without holding the arcade.
         let (id, position) = {
             let state = self.lock();
-            let (id, color) = state.seat_of(ctx.principal(), game)?;
+            let (id, color) = state.seat_of(principal, game)?;
             let table = &state.tables[&id];
             if table.game().to_move() != color || !table.started() {
                 return Err(ArcadeError::NotYourTurn(

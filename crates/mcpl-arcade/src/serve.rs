@@ -1,10 +1,12 @@
 //! The arcade on the SDK's tokio driver: the [`App`] that runs the handlers, and the worker
 //! that makes the bot's moves and ends idle games.
 //!
-//! Ordering (§6.1): a player's `play` result hides `play` and `pass`, and the bot's reply
-//! shows them again on a push. The bot's update must therefore be committed after the call's.
-//! The worker waits until the principal's state shows `pass` hidden in that instance (the
-//! call's outcome is committed) before it applies the bot's move.
+//! Ordering (§6.1, §6.2): a player's `play` result hides `play` and `pass` under rev n, and
+//! the bot's reply shows them again on a push, which is "something else's" consequence and
+//! must take rev n+1. So the bot's turn is handed to the worker from
+//! [`Context::after_commit`]: the SDK runs that hook only once the call's result is queued
+//! for the transport and its changes are committed, and everything the worker applies later
+//! is queued after it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -17,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::arcade::{Arcade, ArcadeConfig, BotTurn};
-use crate::catalog::{self, GO};
+use crate::catalog;
 use crate::error::ArcadeError;
 
 fn now() -> Instant {
@@ -45,10 +47,23 @@ impl App for ArcadeApp {
         tool: &str,
         args: Map<String, Value>,
     ) -> CallToolResult {
+        if tool == "hint" {
+            // The hint thinks for a while: off the connection's task.
+            let (arcade, who) = (self.arcade.clone(), ctx.principal().clone());
+            let thinking = tokio::task::spawn_blocking(move || arcade.hint(&who, &args));
+            return thinking.await.unwrap_or_else(|e| {
+                tracing::error!(error = %e, "hint failed");
+                CallToolResult::error("the hint failed inside the server")
+            });
+        }
         let (result, turn) = self.arcade.call(ctx, tool, &args, now());
         if let Some(turn) = turn {
-            // The worker only stops with the runtime, so the send cannot fail while we run.
-            let _ = self.bot_turns.send(turn);
+            let worker = self.bot_turns.clone();
+            // §6.1: the bot starts thinking only once this result has its rev and is queued.
+            // The worker stops only with the runtime, so a failed send means nobody waits.
+            ctx.after_commit(move || {
+                let _ = worker.send(turn);
+            });
         }
         result
     }
@@ -144,30 +159,9 @@ async fn work(handle: Handle, arcade: Arc<Arcade>, mut turns: mpsc::UnboundedRec
     }
 }
 
-/// Whether the call that owes `turn` has been committed: `pass` is hidden in the instance, or
-/// the instance is gone. (`pass`, not `play`: `play` is also hidden on the player's own turn
-/// when no point is legal, while `pass` is visible on every turn of theirs.)
-fn committed(handle: &Handle, turn: &BotTurn) -> bool {
-    let state = handle.server().state(&turn.principal);
-    let open = state.open.iter().find(|(key, _)| {
-        key.toolset.as_str() == GO
-            && key.instance.as_ref().map(|i| i.as_str()) == Some(turn.instance.as_str())
-    });
-    match open {
-        None => true,
-        Some((_, open)) => open.tools.get("pass").and_then(|t| t.visible) == Some(false),
-    }
-}
-
+/// Makes the bot's move owed by `turn`; the turn reached the worker only after the player's
+/// call was committed (see the module doc), so no waiting is needed here.
 async fn bot_move(handle: Handle, arcade: Arc<Arcade>, turn: BotTurn) {
-    // The call's outcome reaches the session right after the handler returns; wait for it,
-    // but never forever.
-    for _ in 0..1000 {
-        if committed(&handle, &turn) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
     let job = turn.clone();
     let reply = tokio::task::spawn_blocking(move || arcade.bot_turn(&job, now())).await;
     if let Ok(Some((principal, update))) = reply {

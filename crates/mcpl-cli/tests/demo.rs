@@ -39,7 +39,7 @@ fn s8_6_demo_exits_0_with_no_list_change_for_the_surface_and_some_for_both_basel
     // The session's milestones, as the model read them.
     for milestone in [
         "Game over",
-        "2 `go` instances are open: left, right; name one with `instance`",
+        "`go` has several open instances: `left`, `right`; name one with `instance`",
         "server `arcade` is disconnected",
         "reconnected; re-reading its toolsets (nothing is re-opened)",
         "Closed go/right on arcade.",

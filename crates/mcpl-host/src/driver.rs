@@ -53,6 +53,7 @@ enum Command {
     Remove(String),
     Call(String, Value, oneshot::Sender<String>),
     Rebuild(oneshot::Sender<(bool, String)>),
+    NeedsRebuild(oneshot::Sender<bool>),
     Tools(oneshot::Sender<(Vec<Tool>, String)>),
 }
 
@@ -118,6 +119,14 @@ impl Host {
     pub async fn rebuild(&self) -> Result<(bool, String), Error> {
         let (reply, rx) = oneshot::channel();
         self.send(Command::Rebuild(reply))?;
+        rx.await.map_err(|_| Error::Closed)
+    }
+
+    /// Whether the static part of the tool list changed for a reason other than a presence
+    /// move (a move alone never asks for a rebuild, H33).
+    pub async fn needs_rebuild(&self) -> Result<bool, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::NeedsRebuild(reply))?;
         rx.await.map_err(|_| Error::Closed)
     }
 
@@ -245,6 +254,9 @@ impl Task {
             Command::Rebuild(reply) => {
                 let changed = self.pres.rebuild();
                 let _ = reply.send((changed, self.pres.digest().to_owned()));
+            }
+            Command::NeedsRebuild(reply) => {
+                let _ = reply.send(self.pres.needs_rebuild());
             }
             Command::Tools(reply) => {
                 let _ = reply.send((

@@ -25,6 +25,9 @@ pub enum Error {
     /// §4.3: a toolset without instances never takes one.
     #[error("toolset `{0}` has no instances")]
     InstanceNotAllowed(String),
+    /// §5.2: a policy close is limited to what this host opened.
+    #[error("`{0}` was not opened by this host, so policy may not close it")]
+    NotOpenedHere(String),
     /// The connection has closed; nothing more can be sent on it.
     #[error("the connection is closed")]
     Closed,

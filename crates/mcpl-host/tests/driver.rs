@@ -97,6 +97,7 @@ async fn driver_connects_opens_tells_and_keeps_the_digest() {
     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     let told = window.0.lock().expect("lock").join("\n");
     assert!(told.contains("`board`"), "{told}");
+    assert!(!host.needs_rebuild().await.expect("ask"));
     let (changed, again) = host.rebuild().await.expect("rebuild");
     assert!(
         !changed && again == digest,

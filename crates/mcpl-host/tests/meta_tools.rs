@@ -383,3 +383,48 @@ fn h68_the_argument_check_agrees_with_json_schema_2020_12() {
     assert!(text.contains("/move"), "{text}");
     assert!(!h.pair("arcade").sent_methods().contains(&"tools/call"));
 }
+
+#[test]
+fn h29_the_host_refuses_calls_to_a_closed_undeclared_group() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let text = h.call(META_ACT, json!({"tool": "probe", "args": {}}));
+    assert!(text.contains("`lab` is not open"), "{text}");
+    let text = h.call("probe", json!({}));
+    assert!(
+        text.contains(META_ACT),
+        "a call by name to a closed group's tool went out: {text}"
+    );
+    assert!(
+        h.call(META_OPEN, json!({"toolset": "lab"}))
+            .contains("host side")
+    );
+    assert_eq!(h.call(META_ACT, json!({"tool": "probe", "args": {}})), "ok");
+    assert!(!h.pair("arcade").sent_methods().contains(&"toolsets/open"));
+}
+
+#[test]
+fn h60_a_server_refusal_is_reported_as_refused_in_the_servers_words() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.pair("arcade").hold.insert("toolsets/open".into());
+    let plan = h
+        .pres
+        .plan(META_OPEN, &json!({"toolset": "game", "instance": "g1"}))
+        .expect("plan");
+    let Plan::Open { req, .. } = plan.clone() else {
+        panic!()
+    };
+    let p = h.pair("arcade");
+    let pending = p.host.open(p.now, req).expect("sent");
+    p.flush();
+    let r = p.held.pop().expect("held");
+    let err = mcpl_protocol::jsonrpc::ErrorObject::new(
+        mcpl_protocol::jsonrpc::ErrorCode::InvalidParams,
+        "options do not validate",
+    );
+    p.feed(mcpl_protocol::jsonrpc::Message::Response(
+        mcpl_protocol::jsonrpc::Response::error(Some(r.id), err),
+    ));
+    let outcome = p.answer_of(pending).cloned().expect("answered");
+    let text = h.pres.answer_text(&plan, Ok(&outcome));
+    assert_eq!(text, "refused: arcade says \"options do not validate\"");
+}

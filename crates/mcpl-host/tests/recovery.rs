@@ -277,3 +277,37 @@ fn h30_a_removed_declaration_closes_its_instances_and_withdrawn_hints_go_hintles
     assert!(!p.host.snapshot().hinted());
     let _ = (Effect::Recovering(RecoveryReason::Gap),);
 }
+
+#[test]
+fn h30_a_policy_close_only_closes_what_this_host_opened() {
+    let server = std::rc::Rc::new(std::cell::RefCell::new(arcade()));
+    let cfg = config(&server.borrow());
+    let mut a = Pair::attach(server.clone(), cfg.clone());
+    let mut b = Pair::attach(server, cfg);
+    a.host
+        .open(
+            a.now,
+            OpenRequest {
+                toolset: "game".into(),
+                instance: Some("g1".into()),
+                options: None,
+            },
+        )
+        .expect("open");
+    a.run();
+    b.run();
+    let key = ("game".to_owned(), Some("g1".to_owned()));
+    assert!(
+        b.host.snapshot().open().contains_key(&key),
+        "b did not see a's open"
+    );
+    let req = mcpl_host::controller::CloseRequest {
+        toolset: "game".into(),
+        instance: Some("g1".into()),
+    };
+    assert!(matches!(
+        b.host.policy_close(b.now, req.clone()),
+        Err(Error::NotOpenedHere(_))
+    ));
+    assert!(a.host.policy_close(a.now, req).is_ok());
+}

@@ -44,10 +44,16 @@ fn h12_hints_ignored_and_no_toolsets_requests_without_tool_hints() {
     );
     // A result's hint `_meta` is ignored too.
     p.server.borrow_mut().call_hints = Some(json!({"tools": [{"name": "hint", "visible": false}]}));
-    let call = mcpl_host::controller::CallRequest { tool: "hint".into(), ..Default::default() };
+    let call = mcpl_host::controller::CallRequest {
+        tool: "hint".into(),
+        ..Default::default()
+    };
     p.host.call(p.now, call).expect("call");
     p.run();
-    assert!(p.host.snapshot().visible("hint", None), "a result's hints from a hint-less server applied");
+    assert!(
+        p.host.snapshot().visible("hint", None),
+        "a result's hints from a hint-less server applied"
+    );
     let r = p.host.open(
         p.now,
         OpenRequest {
@@ -436,4 +442,19 @@ fn h22_a_statement_without_open_is_malformed_and_fails_the_recovery() {
         p.host.poll_timeout().is_some(),
         "the failed read scheduled no retry"
     );
+}
+
+#[test]
+fn h16_the_hold_is_at_most_two_seconds() {
+    let s = arcade();
+    let mut cfg = config(&s);
+    cfg.transport = mcpl_host::Transport::StreamableHttp;
+    cfg.hold_limit = Duration::from_secs(30);
+    let mut p = Pair::with_config(s, cfg);
+    p.clear();
+    let _lost = p.server.borrow_mut().hinted(0, json!({"tools": []}));
+    let b = p.server.borrow_mut().hinted(0, json!({"tools": []}));
+    p.feed(b);
+    p.advance(Duration::from_secs(2));
+    assert_eq!(p.recoveries(), 1, "held longer than Appendix B.3 allows");
 }

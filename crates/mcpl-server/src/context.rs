@@ -5,6 +5,9 @@ use crate::update::{Scoped, Update};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
 use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Identifies one piece of app work the session asked for ([`crate::Effect::Call`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -121,6 +124,50 @@ pub struct Outcome {
     pub reply: Reply,
 }
 
+type Hook = Box<dyn FnOnce() + Send + 'static>;
+
+/// Work app code asked to run once its call is finished ([`Context::after_commit`]), handed
+/// to the driver in [`crate::Effect::Committed`]. Run it with [`AfterCommit::run`].
+#[derive(Default)]
+pub struct AfterCommit {
+    // A mutex only so that `Context` stays `Sync` for app code holding `&Context` across an
+    // await; the hooks themselves need only be `Send`.
+    hooks: Mutex<Vec<Hook>>,
+}
+
+impl AfterCommit {
+    /// How many hooks there are.
+    pub fn len(&self) -> usize {
+        self.hooks.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs every hook, in the order they were registered.
+    pub fn run(self) {
+        let hooks = self.hooks.into_inner().unwrap_or_else(|p| p.into_inner());
+        for hook in hooks {
+            hook();
+        }
+    }
+
+    fn push(&self, hook: Hook) {
+        self.hooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(hook);
+    }
+}
+
+impl std::fmt::Debug for AfterCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AfterCommit({} hooks)", self.len())
+    }
+}
+
 /// Who a call is for and where it runs, and the recorder of the state changes it makes.
 ///
 /// Changes recorded here are committed when the outcome reaches the session: the caller's
@@ -135,6 +182,8 @@ pub struct Context {
     pub(crate) options: Value,
     pub(crate) own: Update,
     pub(crate) others: Vec<(Principal, Update)>,
+    pub(crate) after_commit: AfterCommit,
+    pub(crate) cancelled: Arc<AtomicBool>,
 }
 
 impl Context {
@@ -148,6 +197,8 @@ impl Context {
             options: Value::Null,
             own: Update::new(),
             others: Vec::new(),
+            after_commit: AfterCommit::default(),
+            cancelled: Arc::default(),
         }
     }
 
@@ -161,6 +212,8 @@ impl Context {
             options: self.options.clone(),
             own: Update::new(),
             others: Vec::new(),
+            after_commit: AfterCommit::default(),
+            cancelled: self.cancelled.clone(),
         }
     }
 
@@ -230,5 +283,29 @@ impl Context {
             }
         };
         &mut self.others[at].1
+    }
+
+    /// Runs `hook` once this call is finished: after its answer was queued (the result with
+    /// its hints, an open's or close's result, or, for a call the host cancelled, the
+    /// `tools/hints` that carry its changes, §6.1) and its changes were published to the
+    /// principal's other connections and to other principals.
+    ///
+    /// This is the signal for work that must come *after* the call in rev order, such as a
+    /// bot's reply to a move: an update applied from the hook is "something else's"
+    /// consequence (§6.2) and takes the next rev on a push. The driver runs hooks on the
+    /// connection's task, in registration order, so keep them short (send on a channel,
+    /// spawn a task). Hooks of a call whose outcome never reaches the session (the app
+    /// panicked, or the session was dropped) never run.
+    pub fn after_commit(&mut self, hook: impl FnOnce() + Send + 'static) -> &mut Self {
+        self.after_commit.push(Box::new(hook));
+        self
+    }
+
+    /// Whether the host cancelled this call (MCP `notifications/cancelled`). No result will
+    /// be written, but the changes recorded here still reach the host as `tools/hints`
+    /// (§6.1), so app code may stop early at any point where its recorded changes match
+    /// what it really did.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
     }
 }

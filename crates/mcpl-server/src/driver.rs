@@ -30,6 +30,11 @@ use tokio_tungstenite::tungstenite::http::StatusCode;
 ///
 /// Record state changes through the context (`ctx.show("play")`, `ctx.here().define(..)`,
 /// `ctx.update_for(&opponent)`); the SDK turns them into hint changes on the right carrier.
+/// Start follow-up work that must come after the call in rev order from
+/// [`Context::after_commit`]: the driver runs those hooks right after it hands the call's
+/// answer to the transport. If the host cancels a call, its app code runs on (the recorded
+/// changes still reach the host, as `tools/hints`); check [`Context::is_cancelled`] to stop
+/// early.
 pub trait App: Send + Sync + 'static {
     /// Runs tool `tool` with `args`, already checked against the tool's current definition in
     /// the context's scope. Return `isError` results for tool failures.
@@ -417,6 +422,9 @@ impl<A: App> Runtime<A> {
                     });
                 }
                 Effect::Publish(change) => self.hub.publish(change),
+                // The call's answer went to the peer's writer above, in order; what the hooks
+                // start (a bot's reply) is published after it and takes a later rev (§6.1).
+                Effect::Committed { hooks, .. } => hooks.run(),
                 Effect::Close => return Ok(false),
             }
         }

@@ -35,7 +35,10 @@
 //!    over, `ctx.update()` for any scope of the caller's principal, and
 //!    `ctx.update_for(&other)` for another principal (the opponent in a shared game: they get
 //!    it as a push). Attach an [`Event`] to explain a change, and suggest opens with
-//!    [`Update::suggest_open`].
+//!    [`Update::suggest_open`]. Work that must follow the call in rev order (the bot's
+//!    reply to a move) starts from [`Context::after_commit`], which runs once the call's
+//!    result is queued. A call the host cancelled keeps running unless app code checks
+//!    [`Context::is_cancelled`]; its changes then go as `tools/hints`.
 //! 4. **Push from the server's own world** (a bot that moves later, an idle timer) with
 //!    [`driver::Handle::apply`]: an [`Update`] for a principal, usually with an
 //!    [`Event::about`] the instance. Every connection of the principal gets it: on a
@@ -94,16 +97,19 @@
 //!         }
 //!         // The call's own consequence rides in its result: `play` is hidden.
 //!         ctx.hide("play");
-//!         // The bot answers later; its move reaches every connection of the principal on a
-//!         // push that carries `play` visible again.
+//!         // The bot answers once this result is written (so its push takes the next rev,
+//!         // §6.1); its move reaches every connection of the principal on a push that
+//!         // carries `play` visible again.
 //!         let (handle, who) = (self.handle.clone(), ctx.principal().clone());
 //!         let game = ctx.instance().map(|i| i.to_string()).unwrap_or_default();
-//!         tokio::spawn(async move {
-//!             tokio::time::sleep(Duration::from_secs(1)).await;
-//!             let mut update = Update::new();
-//!             update.instance("go", &game).show("play");
-//!             update.event(Event::text("White played E5.").about("go", Some(&game)));
-//!             let _ = handle.apply(&who, update);
+//!         ctx.after_commit(move || {
+//!             tokio::spawn(async move {
+//!                 tokio::time::sleep(Duration::from_millis(300)).await; // thinking
+//!                 let mut update = Update::new();
+//!                 update.instance("go", &game).show("play");
+//!                 update.event(Event::text("White played E5.").about("go", Some(&game)));
+//!                 let _ = handle.apply(&who, update);
+//!             });
 //!         });
 //!         CallToolResult::text(format!("You played {}.", args["move"]))
 //!     }
@@ -145,7 +151,7 @@
 //! - `update`: [`Update`], [`Scoped`], [`Event`], [`PrincipalChange`]: changes app code
 //!   records, and their commit.
 //! - `context`: [`Context`], [`Call`], [`CallKind`], [`Reply`], [`OpenReply`],
-//!   [`CloseReply`], [`Outcome`].
+//!   [`CloseReply`], [`Outcome`], [`AfterCommit`].
 //! - `server`: [`Server`] and [`ServerConfig`].
 //! - `session`: the sans-IO [`Session`] and its [`Effect`]s; inside, `carrier` (revs and
 //!   carriers), `statement` (hint entries and full statements), `catalog` (`initialize`,
@@ -171,7 +177,9 @@ mod store;
 mod update;
 
 pub use clock::{WallClock, iso8601};
-pub use context::{Call, CallId, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
+pub use context::{
+    AfterCommit, Call, CallId, CallKind, CloseReply, Context, OpenReply, Outcome, Reply,
+};
 pub use decl::{Catalog, Declarations, ToolDef, ToolsetDef};
 pub use error::Error;
 pub use principal::{ConnectionId, Identity, Principal, PrincipalScope, TokenMap};

@@ -20,8 +20,7 @@ use mcpl_rpc::{Event, Peer, PeerConfig, Responder, Transport, decode_params};
 use serde_json::{Map, Value, json};
 
 use crate::error::Error;
-use crate::hub::{ClientSink, Hub, static_tools};
-use crate::meta;
+use crate::hub::{ClientSink, Hub};
 
 /// What the front has published: the cache report's first column.
 #[derive(Debug, Clone, Default)]
@@ -151,8 +150,12 @@ async fn settle(hub: &Hub, limit: Duration) {
 async fn tools_list(hub: &Hub, limit: Duration) -> Value {
     settle(hub, limit).await;
     let mut inner = hub.lock();
-    let mut tools = static_tools(&inner);
-    tools.extend(meta::meta_tools());
+    // The host library's list: static tools plus the four meta-tools. It is rebuilt only
+    // when a static definition changed, never for a toolset (§8.1).
+    if inner.presenter.needs_rebuild() {
+        inner.presenter.rebuild();
+    }
+    let tools = inner.presenter.tool_list().to_vec();
     let result = ToolsListResult::new(tools);
     let value = serde_json::to_value(&result).unwrap_or_else(|_| json!({"tools": []}));
     let text = value.to_string();
@@ -182,7 +185,7 @@ async fn tools_list(hub: &Hub, limit: Duration) -> Value {
 async fn tools_call(hub: &Arc<Hub>, params: CallToolParams, responder: Responder, limit: Duration) {
     settle(hub, limit).await;
     let args = params.arguments.unwrap_or_default();
-    match meta::call(hub, &params.name, args).await {
+    match crate::meta::call(hub, &params.name, args).await {
         Some(result) => {
             let _ = responder.respond_with(&result);
         }

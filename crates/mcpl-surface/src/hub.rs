@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use mcpl_host::controller::{Controller, Effect, Outcome, Pending, Snapshot, Unconfirmed};
+use mcpl_host::presenter::{Presenter, PresenterConfig};
 use mcpl_protocol::jsonrpc::{Message, Request, RequestId};
-use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::methods;
 use mcpl_rpc::Peer;
 use serde_json::{Map, Value, json};
@@ -43,6 +43,8 @@ pub(crate) struct Link {
     pub(crate) wake: Arc<Notify>,
     /// Times this server connected; 2 and more are reconnects.
     pub(crate) connects: u64,
+    /// Whether the current connection granted `pushEvents`.
+    push_granted: bool,
 }
 
 impl Link {
@@ -56,13 +58,15 @@ impl Link {
 }
 
 /// State under the hub's lock.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) links: BTreeMap<String, Link>,
     waiters: BTreeMap<(String, Pending), oneshot::Sender<Outcome>>,
     pub(crate) news: News,
     pub(crate) meter: Meter,
     pub(crate) published: crate::front::Published,
+    /// The host library's model-facing picture: the tool list and meta-tool routing.
+    pub(crate) presenter: Presenter,
     sink: Option<ClientSink>,
     next_push_id: i64,
 }
@@ -94,7 +98,16 @@ impl Hub {
         timing: LinkTiming,
         principal: String,
     ) -> Self {
-        let mut inner = Inner::default();
+        let mut inner = Inner {
+            links: BTreeMap::new(),
+            waiters: BTreeMap::new(),
+            news: News::default(),
+            meter: Meter::default(),
+            published: crate::front::Published::default(),
+            presenter: Presenter::new(PresenterConfig::default()),
+            sink: None,
+            next_push_id: 0,
+        };
         for name in names {
             inner.links.insert(
                 name.clone(),
@@ -105,6 +118,7 @@ impl Hub {
                     kept: None,
                     wake: Arc::new(Notify::new()),
                     connects: 0,
+                    push_granted: false,
                 },
             );
         }
@@ -187,6 +201,7 @@ impl Hub {
         server: &str,
         make: impl FnOnce(Option<Snapshot>) -> Controller,
         peer: Peer,
+        push_granted: bool,
     ) {
         let mut inner = self.lock();
         let Some(link) = inner.links.get_mut(server) else {
@@ -195,6 +210,7 @@ impl Hub {
         let kept = link.kept.take();
         link.controller = Some(make(kept));
         link.peer = Some(peer);
+        link.push_granted = push_granted;
         link.connects += 1;
         let again = link.connects > 1;
         link.status = LinkStatus::Up;
@@ -249,6 +265,7 @@ impl Hub {
                     let _ = tx.send(a.outcome);
                 }
             }
+            sync_presenter(&mut inner, server);
         }
         drop(inner);
         self.progress.notify_waiters();
@@ -320,28 +337,15 @@ impl Hub {
     }
 }
 
-/// The servers' static tools as the model sees them: own names with one server,
-/// `SERVER__tool` with several (DESIGN.md).
-pub(crate) fn static_tools(inner: &Inner) -> Vec<Tool> {
-    let multi = inner.links.len() > 1;
-    let mut out = Vec::new();
-    for (name, link) in &inner.links {
-        let Some(snap) = link.snapshot() else {
-            continue;
-        };
-        for t in snap.tools() {
-            if t.presence != mcpl_host::controller::Presence::Static {
-                continue;
-            }
-            let mut tool = t.tool.clone();
-            if multi {
-                tool.name = format!("{name}__{}", t.tool.name);
-            }
-            tool.strip_hints_meta();
-            out.push(tool);
-        }
+/// Hands the presenter the server's freshest snapshot (live, or kept while down).
+fn sync_presenter(inner: &mut Inner, server: &str) {
+    let Some(link) = inner.links.get(server) else {
+        return;
+    };
+    if let Some(snap) = link.snapshot() {
+        let push = link.push_granted;
+        inner.presenter.update(snap, push);
     }
-    out
 }
 
 /// Drains one controller's effects: writes, changes and events for the agent, answers.
@@ -354,7 +358,7 @@ fn drain(inner: &mut Inner, server: &str) {
             return;
         };
         let Some(effect) = c.poll_effect() else {
-            return;
+            break;
         };
         match effect {
             Effect::Send(msg) => {
@@ -399,6 +403,7 @@ fn drain(inner: &mut Inner, server: &str) {
             _ => {}
         }
     }
+    sync_presenter(inner, server);
 }
 
 /// Sends a push on to the client: as `push/event` to an MCPL client, else as a log message.

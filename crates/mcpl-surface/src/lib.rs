@@ -28,7 +28,7 @@
 //! - [`link`]: one task per backing server: handshake, controller driver, backoff;
 //!   [`LinkStatus`], [`LinkTiming`].
 //! - `hub`: the controllers under one lock, effects drained in order.
-//! - `meta`: the four meta-tools and static-tool routing ([`meta_tools`]).
+//! - `meta`: running the host library's plans for the four meta-tools and static tools.
 //! - `news`: what the agent is owed between results, rendered as text.
 //! - `render`: the catalog, tool details, the argument check.
 //! - `front`: the MCP server side (`initialize`, `tools/list`, `tools/call`).
@@ -51,7 +51,7 @@ mod surface;
 pub use connector::{BoxFuture, Connector, StandardConnector};
 pub use error::Error;
 pub use link::{LinkStatus, LinkTiming};
-pub use meta::{ACT, CLOSE, LOOK, OPEN, meta_tools};
+pub use meta::{ACT, CLOSE, LOOK, OPEN};
 pub use meter::{BaselineTally, CacheReport};
 pub use spec::{ServerSpec, Target};
 pub use surface::{Surface, SurfaceConfig};

@@ -212,6 +212,7 @@ async fn serve(hub: &Arc<Hub>, spec: &ServerSpec, session: Session, wake: &Notif
         &spec.name,
         |previous| Controller::resume(cfg, now(), previous),
         peer.clone(),
+        push_granted,
     );
     let reason = loop {
         let deadline = hub

@@ -1,121 +1,67 @@
-//! The four meta-tools (§8.2, H55-H64): `toolsets_open`, `toolsets_look`, `toolsets_act`,
-//! `toolsets_close`, and the routing of the servers' static tools.
+//! The four meta-tools (§8.2) and the servers' static tools, as the client calls them.
 //!
-//! Every selector is checked once, at entry (H56). Names held by several servers are refused
-//! with the candidates named (H57); names a server lacks are refused with what it has (H58).
-//! Each result carries its own text, then the news the hub queued (see `news`).
+//! Routing is the host library's: `mcpl_host::Presenter::plan` checks the selectors once
+//! (H56), resolves names across servers and refuses ambiguity naming the candidates (H57,
+//! H58), picks the instance (§4.3), requires visibility and checks the arguments against the
+//! instance's current definition (H64, §5.5). This module runs the plan on the server's
+//! controller and words the result; each result then carries the news the hub queued (see
+//! `news`).
 
 use std::sync::Arc;
 
 use mcpl_host::controller::{
     CallRequest, CloseRequest, OpenRequest, Outcome, Presence, Snapshot, Unconfirmed,
 };
-use mcpl_protocol::mcp::{CallToolResult, Tool};
-use serde_json::{Map, Value, json};
+use mcpl_host::presenter::{LookQuery, Plan};
+use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value};
 
 use crate::hub::{Hub, Inner};
 use crate::link::LinkStatus;
 use crate::news::place;
 use crate::render;
 
-/// `toolsets_open`.
-pub const OPEN: &str = "toolsets_open";
-/// `toolsets_look`.
-pub const LOOK: &str = "toolsets_look";
-/// `toolsets_act`.
-pub const ACT: &str = "toolsets_act";
-/// `toolsets_close`.
-pub const CLOSE: &str = "toolsets_close";
-
-fn tool(name: &str, description: &str, schema: Value) -> Tool {
-    let mut t = Tool::new(name);
-    t.description = Some(Value::String(description.to_owned()));
-    t.input_schema = schema;
-    t
-}
-
-/// The meta-tools' definitions: constant, whatever the servers do.
-pub fn meta_tools() -> Vec<Tool> {
-    let server =
-        json!({"type": "string", "description": "The server, when a name is offered by several."});
-    let instance = json!({"type": "string", "description": "The instance, for toolsets opened more than once (for example one game of several)."});
-    vec![
-        tool(
-            OPEN,
-            "Open a toolset (for example a new game) on a server; its tools are then used through toolsets_act. Toolsets with instances can be open several times: name each instance.",
-            json!({"type": "object", "required": ["toolset"], "properties": {
-                "server": server, "toolset": {"type": "string", "description": "The toolset to open."},
-                "instance": instance, "options": {"type": "object", "description": "Options the toolset declares (see toolsets_look)."}}}),
-        ),
-        tool(
-            LOOK,
-            "Show the toolsets, what is open, the tools usable now, and any news since your last call; with `tool`, that tool's current arguments.",
-            json!({"type": "object", "properties": {
-                "server": server, "toolset": {"type": "string"}, "instance": instance,
-                "tool": {"type": "string", "description": "A tool whose current definition to show."}}}),
-        ),
-        tool(
-            ACT,
-            "Call a tool of an open toolset. `args` must fit the tool's current definition (toolsets_look shows it).",
-            json!({"type": "object", "required": ["tool"], "properties": {
-                "server": server, "tool": {"type": "string", "description": "The tool to call."},
-                "instance": instance, "args": {"type": "object", "description": "The tool's arguments."}}}),
-        ),
-        tool(
-            CLOSE,
-            "Close an open toolset or one of its instances (for example resign a game).",
-            json!({"type": "object", "required": ["toolset"], "properties": {
-                "server": server, "toolset": {"type": "string"}, "instance": instance}}),
-        ),
-    ]
-}
-
-/// Checked selectors (H56): absent or `null` is `None`; anything but a string is refused.
-#[derive(Debug, Default)]
-struct Selectors {
-    server: Option<String>,
-    toolset: Option<String>,
-    instance: Option<String>,
-    tool: Option<String>,
-}
-
-fn selectors(args: &Map<String, Value>) -> Result<Selectors, String> {
-    let get = |key: &str| -> Result<Option<String>, String> {
-        match args.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(format!(
-                "`{key}` must be a string, not {}",
-                mcpl_protocol::jsonrpc::kind_of(other)
-            )),
-        }
-    };
-    Ok(Selectors {
-        server: get("server")?,
-        toolset: get("toolset")?,
-        instance: get("instance")?,
-        tool: get("tool")?,
-    })
-}
+pub use mcpl_host::presenter::{
+    META_ACT as ACT, META_CLOSE as CLOSE, META_LOOK as LOOK, META_OPEN as OPEN,
+};
 
 fn error(text: impl Into<String>) -> CallToolResult {
     CallToolResult::error(text)
 }
 
-/// Routes one `tools/call` from the client; `None` when the name is not ours at all.
+/// Routes one `tools/call` from the client; `None` when the name is not on the list at all.
 pub(crate) async fn call(
     hub: &Arc<Hub>,
     name: &str,
     args: Map<String, Value>,
 ) -> Option<CallToolResult> {
-    let result = match name {
-        OPEN => open(hub, &args).await,
-        LOOK => look(hub, &args).await,
-        ACT => act(hub, &args).await,
-        CLOSE => close(hub, &args).await,
-        _ => return static_call(hub, name, args).await,
+    let plan = {
+        let inner = hub.lock();
+        let listed = inner.presenter.tool_list().iter().any(|t| t.name == name);
+        if !listed && ![OPEN, LOOK, ACT, CLOSE].contains(&name) {
+            return None;
+        }
+        inner.presenter.plan(name, &Value::Object(args))
     };
-    Some(result)
+    Some(match plan {
+        Ok(plan) => run(hub, plan).await,
+        Err(why) => refuse(hub, why),
+    })
+}
+
+async fn run(hub: &Arc<Hub>, plan: Plan) -> CallToolResult {
+    match plan {
+        Plan::Open { server, req } => open(hub, server, req).await,
+        Plan::Close { server, req } => close(hub, server, req).await,
+        Plan::OpenGroup { server, group } => set_group(hub, &server, &group, true),
+        Plan::CloseGroup { server, group } => set_group(hub, &server, &group, false),
+        Plan::Act { server, req } | Plan::Call { server, req } => call_tool(hub, server, req).await,
+        Plan::Look { servers, query } => look(hub, servers, query).await,
+        _ => refuse(
+            hub,
+            "this request cannot be served by the surface".to_owned(),
+        ),
+    }
 }
 
 /// Appends the queued news to a result, as its last text block.
@@ -127,9 +73,7 @@ fn with_news(
     let news = hub.lock().news.take(own).text();
     if !news.is_empty() {
         let text = news.trim_start_matches('\n').to_owned();
-        result
-            .content
-            .push(mcpl_protocol::mcp::ContentBlock::text(text));
+        result.content.push(ContentBlock::text(text));
     }
     result
 }
@@ -138,193 +82,52 @@ fn refuse(hub: &Hub, text: String) -> CallToolResult {
     with_news(hub, error(text), None)
 }
 
-/// The snapshot of a named server, or the refusal naming its state.
-fn snapshot_of<'a>(inner: &'a Inner, server: &str) -> Result<&'a Snapshot, String> {
-    let Some(link) = inner.links.get(server) else {
-        let names: Vec<&str> = inner.links.keys().map(String::as_str).collect();
-        return Err(format!(
-            "no server named `{server}`; servers: {}",
-            names.join(", ")
-        ));
-    };
-    link.snapshot().filter(|s| s.listed()).ok_or_else(|| {
-        format!(
-            "server `{server}` is {} and has not been read yet",
-            link.status
-        )
-    })
-}
-
-/// Which server offers `toolset` (H57, H58).
-fn server_for_toolset(inner: &Inner, sel: Option<&str>, toolset: &str) -> Result<String, String> {
-    if let Some(server) = sel {
-        let snap = snapshot_of(inner, server)?;
-        if snap.toolset_names().contains(toolset) {
-            return Ok(server.to_owned());
-        }
-        let has: Vec<&str> = snap.toolset_names().into_iter().collect();
-        return Err(if has.is_empty() {
-            format!("server `{server}` has no toolset `{toolset}`; it has no toolsets")
-        } else {
-            format!(
-                "server `{server}` has no toolset `{toolset}`; it has: {}",
-                has.join(", ")
-            )
-        });
-    }
-    let with: Vec<&str> = inner
-        .links
-        .iter()
-        .filter(|(_, l)| {
-            l.snapshot()
-                .is_some_and(|s| s.toolset_names().contains(toolset))
-        })
-        .map(|(n, _)| n.as_str())
-        .collect();
-    match with.as_slice() {
-        [one] => Ok((*one).to_owned()),
-        [] => Err(no_such("toolset", toolset, inner)),
-        many => Err(format!(
-            "toolset `{toolset}` is offered by several servers: {}; name one with `server`",
-            many.join(", ")
-        )),
+/// H60, H61: sent but unanswered.
+fn unconfirmed(server: &str, what: &str, u: Unconfirmed) -> String {
+    match u {
+        Unconfirmed::Timeout => format!(
+            "{what} on `{server}` is unconfirmed: no answer in time. It may or may not have happened; check with {LOOK}."
+        ),
+        _ => format!(
+            "{what} on `{server}` is unconfirmed: the connection was lost before the answer. It may or may not have happened; check with {LOOK} once `{server}` is back."
+        ),
     }
 }
 
-/// H58: what exists, when a name does not.
-fn no_such(kind: &str, name: &str, inner: &Inner) -> String {
-    let mut have = Vec::new();
-    for (server, link) in &inner.links {
-        match link.snapshot() {
-            Some(s) if !s.toolset_names().is_empty() => {
-                let names: Vec<&str> = s.toolset_names().into_iter().collect();
-                have.push(format!("{server}: {}", names.join(", ")));
-            }
-            Some(_) => {}
-            None => have.push(format!("{server}: not read yet ({})", link.status)),
-        }
-    }
-    if have.is_empty() {
-        format!("no {kind} `{name}`: no server presents toolsets")
-    } else {
-        format!("no {kind} `{name}`; toolsets: {}", have.join("; "))
-    }
-}
-
-/// The open instance a call or close goes to (§4.3, vector 6).
-fn instance_for(
-    snap: &Snapshot,
-    toolset: &str,
-    sel: Option<&str>,
-) -> Result<Option<String>, String> {
-    if !snap.instanced(toolset) {
-        return match sel {
-            Some(i) => Err(format!(
-                "toolset `{toolset}` has no instances, so `instance` (`{i}`) cannot be used"
-            )),
-            None => Ok(None),
-        };
-    }
-    let open: Vec<&str> = snap.instances(toolset).into_iter().flatten().collect();
-    match (sel, open.as_slice()) {
-        (Some(i), _) if open.contains(&i) => Ok(Some(i.to_owned())),
-        (Some(i), []) => Err(format!(
-            "`{toolset}` has no open instance `{i}`: none is open"
-        )),
-        (Some(i), _) => Err(format!(
-            "`{toolset}` has no open instance `{i}`; open: {}",
-            open.join(", ")
-        )),
-        (None, [one]) => Ok(Some((*one).to_owned())),
-        (None, []) => Err(format!("`{toolset}` is not open; open it with {OPEN}")),
-        (None, many) => Err(format!(
-            "{} `{toolset}` instances are open: {}; name one with `instance`",
-            many.len(),
-            many.join(", ")
-        )),
-    }
-}
-
-/// An instance name the RFC grammar accepts and no open instance has (H59).
-fn propose(snap: &Snapshot, toolset: &str) -> String {
-    let taken: Vec<&str> = snap.instances(toolset).into_iter().flatten().collect();
-    let stem: String = toolset.chars().take(24).collect();
-    (1..)
-        .map(|n| format!("{stem}-{n}"))
-        .find(|n| {
-            !taken.contains(&n.as_str())
-                && !snap
-                    .opened_here()
-                    .iter()
-                    .any(|(t, i)| t == toolset && i.as_deref() == Some(n))
-        })
-        .unwrap_or_else(|| format!("{stem}-x"))
-}
-
-async fn open(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
-    let sel = match selectors(args) {
-        Ok(s) => s,
-        Err(e) => return refuse(hub, e),
-    };
-    let Some(toolset) = sel.toolset.clone() else {
-        return refuse(hub, format!("{OPEN} needs `toolset`"));
-    };
-    let options = match args.get("options") {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v.clone()),
-        Some(other) => {
-            return refuse(
-                hub,
-                format!(
-                    "`options` must be an object, not {}",
-                    mcpl_protocol::jsonrpc::kind_of(other)
-                ),
+fn set_group(hub: &Hub, server: &str, group: &str, open: bool) -> CallToolResult {
+    // §5.4: the host owns undeclared groups; nothing is sent.
+    let mut outcome = Err(mcpl_host::Error::Closed);
+    hub.with_controller(server, |c| outcome = c.set_group(group, open));
+    match outcome {
+        Ok(()) => {
+            let verb = if open { "Opened" } else { "Closed" };
+            let text = format!(
+                "{verb} `{group}` on {server} (a group this host keeps; nothing was sent)."
             );
+            with_news(hub, CallToolResult::text(text), None)
         }
-    };
-    let plan = {
-        let inner = hub.lock();
-        server_for_toolset(&inner, sel.server.as_deref(), &toolset).and_then(|server| {
-            let snap = snapshot_of(&inner, &server)?;
-            let instance = match (&sel.instance, snap.instanced(&toolset)) {
-                (Some(i), _) => Some(i.clone()),
-                (None, true) => Some(propose(snap, &toolset)),
-                (None, false) => None,
-            };
-            Ok((server, snap.is_undeclared(&toolset), instance))
-        })
-    };
-    let (server, undeclared, instance) = match plan {
-        Ok(p) => p,
-        Err(e) => return refuse(hub, e),
-    };
-    if undeclared {
-        // §5.4: the host owns undeclared groups; nothing is sent.
-        let mut outcome = Ok(());
-        hub.with_controller(&server, |c| outcome = c.set_group(&toolset, true));
-        return match outcome {
-            Ok(()) => with_news(
-                hub,
-                CallToolResult::text(format!(
-                    "Opened `{toolset}` on {server} (a group this host keeps)."
-                )),
-                None,
-            ),
-            Err(e) => refuse(hub, format!("server `{server}`: {e}")),
-        };
+        Err(mcpl_host::Error::Closed) => refuse(hub, down(hub, server)),
+        Err(e) => refuse(hub, format!("server `{server}`: {e}")),
     }
-    let req = OpenRequest {
-        toolset: toolset.clone(),
-        instance: instance.clone(),
-        options,
-    };
+}
+
+fn down(hub: &Hub, server: &str) -> String {
+    let status = hub.lock().links.get(server).map(|l| l.status.clone());
+    match status {
+        Some(s) => format!("server `{server}` is {s}: nothing was sent; try again shortly"),
+        None => format!("no server named `{server}`"),
+    }
+}
+
+async fn open(hub: &Arc<Hub>, server: String, req: OpenRequest) -> CallToolResult {
+    let toolset = req.toolset.clone();
+    let instance = req.instance.clone();
+    let what = place(&toolset, instance.as_deref());
     let (rx, own) = match hub.command(&server, |c, now| c.open(now, req)) {
         Ok(r) => r,
         Err(e) => return refuse(hub, e),
     };
-    let outcome = Hub::answer(rx).await;
-    let what = place(&toolset, instance.as_deref());
-    let result = match outcome {
+    let result = match Hub::answer(rx).await {
         Outcome::Result(v) => {
             let inst = v
                 .get("instance")
@@ -346,7 +149,7 @@ async fn open(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
                 text.push_str(&format!("\n[{server}] {line}"));
             }
             let inner = hub.lock();
-            if let Ok(snap) = snapshot_of(&inner, &server) {
+            if let Some(snap) = inner.links.get(&server).and_then(|l| l.snapshot()) {
                 text.push_str(&render::usable_line(snap, &toolset, inst.as_deref()));
             }
             CallToolResult::text(text)
@@ -358,55 +161,8 @@ async fn open(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
     with_news(hub, result, Some((&server, own)))
 }
 
-/// H60, H61: sent but unanswered.
-fn unconfirmed(server: &str, what: &str, u: Unconfirmed) -> String {
-    match u {
-        Unconfirmed::Timeout => format!(
-            "{what} on `{server}` is unconfirmed: no answer in time. It may or may not have happened; check with {LOOK}."
-        ),
-        _ => format!(
-            "{what} on `{server}` is unconfirmed: the connection was lost before the answer. It may or may not have happened; check with {LOOK} once `{server}` is back."
-        ),
-    }
-}
-
-async fn close(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
-    let sel = match selectors(args) {
-        Ok(s) => s,
-        Err(e) => return refuse(hub, e),
-    };
-    let Some(toolset) = sel.toolset.clone() else {
-        return refuse(hub, format!("{CLOSE} needs `toolset`"));
-    };
-    let plan = {
-        let inner = hub.lock();
-        server_for_toolset(&inner, sel.server.as_deref(), &toolset).and_then(|server| {
-            let snap = snapshot_of(&inner, &server)?;
-            if snap.is_undeclared(&toolset) {
-                return Ok((server, true, None));
-            }
-            let instance = instance_for(snap, &toolset, sel.instance.as_deref())?;
-            Ok((server, false, instance))
-        })
-    };
-    let (server, undeclared, instance) = match plan {
-        Ok(p) => p,
-        Err(e) => return refuse(hub, e),
-    };
-    if undeclared {
-        let mut outcome = Ok(());
-        hub.with_controller(&server, |c| outcome = c.set_group(&toolset, false));
-        return match outcome {
-            Ok(()) => with_news(
-                hub,
-                CallToolResult::text(format!("Closed `{toolset}` on {server}.")),
-                None,
-            ),
-            Err(e) => refuse(hub, format!("server `{server}`: {e}")),
-        };
-    }
-    let what = place(&toolset, instance.as_deref());
-    let req = CloseRequest { toolset, instance };
+async fn close(hub: &Arc<Hub>, server: String, req: CloseRequest) -> CallToolResult {
+    let what = place(&req.toolset, req.instance.as_deref());
     let (rx, own) = match hub.command(&server, |c, now| c.close(now, req)) {
         Ok(r) => r,
         Err(e) => return refuse(hub, e),
@@ -426,184 +182,13 @@ async fn close(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
     with_news(hub, result, Some((&server, own)))
 }
 
-/// Where `act` sends a dynamic tool: server, toolset and instance (H64).
-fn route(
-    inner: &Inner,
-    sel: &Selectors,
-    tool: &str,
-) -> Result<(String, Option<String>, Option<String>), String> {
-    let dynamic = |s: &Snapshot| {
-        s.tool(tool)
-            .is_some_and(|t| t.presence == Presence::Dynamic)
-    };
-    let server = match &sel.server {
-        Some(server) => {
-            let snap = snapshot_of(inner, server)?;
-            if !dynamic(snap) {
-                return Err(match snap.tool(tool) {
-                    Some(_) => format!(
-                        "`{tool}` on `{server}` is not a dynamic tool: call it directly as `{}`",
-                        static_name(inner, server, tool)
-                    ),
-                    None => format!(
-                        "server `{server}` has no dynamic tool `{tool}`; it has: {}",
-                        dynamic_names(snap).join(", ")
-                    ),
-                });
-            }
-            server.clone()
-        }
-        None => {
-            let with: Vec<&str> = inner
-                .links
-                .iter()
-                .filter(|(_, l)| l.snapshot().is_some_and(dynamic))
-                .map(|(n, _)| n.as_str())
-                .collect();
-            match with.as_slice() {
-                [one] => (*one).to_owned(),
-                [] => {
-                    for (server, link) in &inner.links {
-                        if link.snapshot().is_some_and(|s| s.tool(tool).is_some()) {
-                            return Err(format!(
-                                "`{tool}` is not a dynamic tool: call it directly as `{}`",
-                                static_name(inner, server, tool)
-                            ));
-                        }
-                    }
-                    let mut have = Vec::new();
-                    for (server, link) in &inner.links {
-                        if let Some(s) = link.snapshot() {
-                            let names = dynamic_names(s);
-                            if !names.is_empty() {
-                                have.push(format!("{server}: {}", names.join(", ")));
-                            }
-                        }
-                    }
-                    return Err(if have.is_empty() {
-                        format!("no dynamic tool `{tool}`: no server presents toolsets")
-                    } else {
-                        format!(
-                            "no dynamic tool `{tool}`; dynamic tools: {}",
-                            have.join("; ")
-                        )
-                    });
-                }
-                many => {
-                    return Err(format!(
-                        "tool `{tool}` is offered by several servers: {}; name one with `server`",
-                        many.join(", ")
-                    ));
-                }
-            }
-        }
-    };
-    let snap = snapshot_of(inner, &server)?;
-    let toolset = snap.tool(tool).and_then(|t| t.toolset.clone());
-    let instance = match &toolset {
-        Some(ts) if snap.declared().contains_key(ts) => {
-            instance_for(snap, ts, sel.instance.as_deref())?
-        }
-        _ => None,
-    };
-    if !snap.visible(tool, instance.as_deref()) {
-        let at = toolset
-            .as_deref()
-            .map_or_else(|| server.clone(), |t| place(t, instance.as_deref()));
-        let usable = toolset
-            .as_deref()
-            .map(|t| render::visible_tools(snap, t, instance.as_deref()))
-            .unwrap_or_default();
-        let open_hint = match &toolset {
-            Some(ts) if !snap.is_open(ts) => format!("; `{ts}` is not open (use {OPEN})"),
-            _ if usable.is_empty() => String::new(),
-            _ => format!("; usable there now: {}", usable.join(", ")),
-        };
-        return Err(format!(
-            "`{tool}` is not usable in {at} right now{open_hint}"
-        ));
-    }
-    Ok((server, toolset, instance))
-}
-
-fn dynamic_names(snap: &Snapshot) -> Vec<String> {
-    snap.tools()
-        .iter()
-        .filter(|t| t.presence == Presence::Dynamic)
-        .map(|t| t.tool.name.clone())
-        .collect()
-}
-
-fn static_name(inner: &Inner, server: &str, tool: &str) -> String {
-    if inner.links.len() > 1 {
-        format!("{server}__{tool}")
-    } else {
-        tool.to_owned()
-    }
-}
-
-async fn act(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
-    let sel = match selectors(args) {
-        Ok(s) => s,
-        Err(e) => return refuse(hub, e),
-    };
-    let Some(tool) = sel.tool.clone() else {
-        return refuse(hub, format!("{ACT} needs `tool`"));
-    };
-    let call_args = match args.get("args") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(other) => {
-            return refuse(
-                hub,
-                format!(
-                    "`args` must be an object, not {}",
-                    mcpl_protocol::jsonrpc::kind_of(other)
-                ),
-            );
-        }
-    };
-    let plan = {
-        let inner = hub.lock();
-        route(&inner, &sel, &tool).and_then(|(server, toolset, instance)| {
-            let snap = snapshot_of(&inner, &server)?;
-            // §5.5, §8.2: the arguments fit the instance's own current definition.
-            if let Some(def) = snap.definition(&tool, instance.as_deref()) {
-                render::check_args(&def.input_schema, &Value::Object(call_args.clone())).map_err(
-                    |why| {
-                        format!(
-                            "arguments do not fit `{tool}`{}: {why}",
-                            instance
-                                .as_deref()
-                                .map(|i| format!(" in {i}"))
-                                .unwrap_or_default()
-                        )
-                    },
-                )?;
-            }
-            Ok((server, toolset, instance))
-        })
-    };
-    let (server, _toolset, instance) = match plan {
-        Ok(p) => p,
-        Err(e) => return refuse(hub, e),
-    };
-    let req = CallRequest {
-        tool: tool.clone(),
-        instance,
-        args: call_args,
-    };
+async fn call_tool(hub: &Arc<Hub>, server: String, req: CallRequest) -> CallToolResult {
+    let tool = req.tool.clone();
     let (rx, own) = match hub.command(&server, |c, now| c.call(now, req)) {
         Ok(r) => r,
         Err(e) => return refuse(hub, e),
     };
-    let result = call_result(&server, &tool, Hub::answer(rx).await);
-    with_news(hub, result, Some((&server, own)))
-}
-
-/// A `tools/call` outcome as the agent reads it; server text attributed (§10).
-fn call_result(server: &str, tool: &str, outcome: Outcome) -> CallToolResult {
-    match outcome {
+    let result = match Hub::answer(rx).await {
         Outcome::Result(v) => match serde_json::from_value::<CallToolResult>(v) {
             Ok(mut r) => {
                 r.meta = None; // hints are the host's, not the client's
@@ -614,78 +199,107 @@ fn call_result(server: &str, tool: &str, outcome: Outcome) -> CallToolResult {
             )),
         },
         Outcome::Error(e) => error(format!("[{server}] refused `{tool}`: {}", e.message)),
-        Outcome::Unconfirmed(u) => error(unconfirmed(server, &format!("`{tool}`"), u)),
+        Outcome::Unconfirmed(u) => error(unconfirmed(&server, &format!("`{tool}`"), u)),
         _ => error(format!("`{tool}`: no outcome")),
-    }
+    };
+    with_news(hub, result, Some((&server, own)))
 }
 
-/// A server's static tool, called by its model-facing name.
-async fn static_call(
-    hub: &Arc<Hub>,
-    name: &str,
-    args: Map<String, Value>,
-) -> Option<CallToolResult> {
-    let (server, tool) = {
-        let inner = hub.lock();
-        let multi = inner.links.len() > 1;
-        let mut found = None;
-        for (server, link) in &inner.links {
-            let tool = if multi {
-                match name.strip_prefix(&format!("{server}__")) {
-                    Some(t) => t,
-                    None => continue,
+/// The snapshot of a named server, or the refusal naming its state.
+fn snapshot_of<'a>(inner: &'a Inner, server: &str) -> Result<&'a Snapshot, String> {
+    let Some(link) = inner.links.get(server) else {
+        let names: Vec<&str> = inner.links.keys().map(String::as_str).collect();
+        return Err(format!(
+            "no server named `{server}`; servers: {}",
+            names.join(", ")
+        ));
+    };
+    link.snapshot().filter(|s| s.listed()).ok_or_else(|| {
+        format!(
+            "server `{server}` is {} and has not been read yet",
+            link.status
+        )
+    })
+}
+
+/// Where `look {tool}` finds a dynamic tool: like act, but the tool need not be usable now
+/// (look is how the agent finds out when it will be).
+fn locate(inner: &Inner, q: &LookQuery, tool: &str) -> Result<(String, Option<String>), String> {
+    let dynamic = |s: &Snapshot| {
+        s.tool(tool)
+            .is_some_and(|t| t.presence == Presence::Dynamic)
+    };
+    let with: Vec<&str> = inner
+        .links
+        .iter()
+        .filter(|(n, l)| {
+            q.server.as_ref().is_none_or(|s| s == *n) && l.snapshot().is_some_and(dynamic)
+        })
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let server = match with.as_slice() {
+        [one] => (*one).to_owned(),
+        [] => {
+            return Err(format!(
+                "no dynamic tool `{tool}`{}",
+                q.server
+                    .as_ref()
+                    .map(|s| format!(" on `{s}`"))
+                    .unwrap_or_default()
+            ));
+        }
+        many => {
+            return Err(format!(
+                "tool `{tool}` is on several servers: {}; name one with `server`",
+                many.join(", ")
+            ));
+        }
+    };
+    let snap = snapshot_of(inner, &server)?;
+    let toolset = snap.tool(tool).and_then(|t| t.toolset.clone());
+    let instance = match toolset.as_deref() {
+        Some(ts) if snap.instanced(ts) => {
+            let open: Vec<&str> = snap.instances(ts).into_iter().flatten().collect();
+            match (&q.instance, open.as_slice()) {
+                (Some(i), _) if open.contains(&i.as_str()) => Some(i.clone()),
+                (Some(i), _) => {
+                    return Err(format!(
+                        "`{ts}` has no open instance `{i}`; open: {}",
+                        if open.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            open.join(", ")
+                        }
+                    ));
                 }
-            } else {
-                name
-            };
-            let listed_static = link
-                .snapshot()
-                .and_then(|s| s.tool(tool))
-                .is_some_and(|t| t.presence == Presence::Static);
-            // A server that is down keeps its published tools: the call is refused below.
-            if listed_static || link.controller.is_none() && multi {
-                found = Some((server.clone(), tool.to_owned()));
-                break;
+                (None, [one]) => Some((*one).to_owned()),
+                (None, []) => None, // the declared definition
+                (None, many) => {
+                    return Err(format!(
+                        "`{ts}` has several open instances: {}; name one with `instance`",
+                        many.join(", ")
+                    ));
+                }
             }
         }
-        found?
+        _ => None,
     };
-    let req = CallRequest {
-        tool: tool.clone(),
-        instance: None,
-        args,
-    };
-    let (rx, own) = match hub.command(&server, |c, now| c.call(now, req)) {
-        Ok(r) => r,
-        Err(e) => return Some(refuse(hub, e)),
-    };
-    let result = call_result(&server, &tool, Hub::answer(rx).await);
-    Some(with_news(hub, result, Some((&server, own))))
+    Ok((server, instance))
 }
 
-async fn look(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
-    let sel = match selectors(args) {
-        Ok(s) => s,
-        Err(e) => return refuse(hub, e),
-    };
-    // H62: re-read every connected server's toolsets before answering.
-    let servers: Vec<String> = {
-        let inner = hub.lock();
-        inner
-            .links
-            .iter()
-            .filter(|(n, l)| {
-                l.status == LinkStatus::Up
-                    && l.snapshot().is_some_and(Snapshot::hinted)
-                    && sel.server.as_ref().is_none_or(|s| s == *n)
-            })
-            .map(|(n, _)| n.clone())
-            .collect()
-    };
+async fn look(hub: &Arc<Hub>, servers: Vec<String>, query: LookQuery) -> CallToolResult {
+    // H62: re-read the toolsets of every connected server asked about before answering.
     let mut waits = Vec::new();
     for s in &servers {
-        if let Ok((rx, _)) = hub.command(s, |c, now| c.refresh(now)) {
-            waits.push(rx);
+        let up = hub
+            .lock()
+            .links
+            .get(s)
+            .is_some_and(|l| l.status == LinkStatus::Up);
+        if up {
+            if let Ok((rx, _)) = hub.command(s, |c, now| c.refresh(now)) {
+                waits.push(rx);
+            }
         }
     }
     for rx in waits {
@@ -693,8 +307,12 @@ async fn look(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
     }
     let text = {
         let inner = hub.lock();
-        match &sel.tool {
-            Some(tool) => route(&inner, &sel, tool).and_then(|(server, _, instance)| {
+        let server_ok = match &query.server {
+            Some(s) => snapshot_of(&inner, s).map(|_| ()),
+            None => Ok(()),
+        };
+        server_ok.and_then(|()| match &query.tool {
+            Some(tool) => locate(&inner, &query, tool).and_then(|(server, instance)| {
                 let snap = snapshot_of(&inner, &server)?;
                 Ok(render::tool_detail(
                     &server,
@@ -703,17 +321,12 @@ async fn look(hub: &Arc<Hub>, args: &Map<String, Value>) -> CallToolResult {
                     instance.as_deref(),
                 ))
             }),
-            None => if let Some(server) = &sel.server {
-                snapshot_of(&inner, server).map(|_| ())
-            } else {
-                Ok(())
-            }
-            .and_then(|()| match (&sel.toolset, &sel.server) {
-                (Some(ts), s) => server_for_toolset(&inner, s.as_deref(), ts).map(|_| ()),
-                _ => Ok(()),
-            })
-            .map(|()| render::catalog(&inner, sel.server.as_deref(), sel.toolset.as_deref())),
-        }
+            None => Ok(render::catalog(
+                &inner,
+                query.server.as_deref(),
+                query.toolset.as_deref(),
+            )),
+        })
     };
     match text {
         Ok(t) => with_news(hub, CallToolResult::text(t), None),

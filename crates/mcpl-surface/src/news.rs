@@ -46,9 +46,14 @@ pub(crate) enum NewsItem {
 /// The queue, and the ended ids already told (H48: once per server and id).
 #[derive(Debug, Default)]
 pub(crate) struct News {
-    items: Vec<NewsItem>,
+    items: std::collections::VecDeque<NewsItem>,
     told: BTreeMap<String, BTreeSet<String>>,
+    dropped: usize,
 }
+
+/// The most items kept for an agent that does not call: older ones are dropped, and the
+/// next result says how many (H73: output is bounded).
+const CAP: usize = 512;
 
 /// Rendered news for one result.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -84,12 +89,22 @@ impl Rendered {
 impl News {
     /// Queues an item.
     pub(crate) fn push(&mut self, item: NewsItem) {
-        self.items.push(item);
+        if self.items.len() >= CAP {
+            self.items.pop_front();
+            self.dropped += 1;
+        }
+        self.items.push_back(item);
     }
 
     /// Takes the whole queue; changes carried by the result of `own` are listed first.
     pub(crate) fn take(&mut self, own: Option<(&str, Pending)>) -> Rendered {
         let mut out = Rendered::default();
+        if self.dropped > 0 {
+            let n = std::mem::take(&mut self.dropped);
+            out.since.push(format!(
+                "({n} older news items were dropped; toolsets_look shows the present)"
+            ));
+        }
         for item in std::mem::take(&mut self.items) {
             match item {
                 NewsItem::Change { server, change } => {
@@ -336,6 +351,26 @@ mod tests {
         });
         let r = news.take(None);
         assert_eq!(r.since, vec!["[arcade] go/g1 ended: White wins".to_owned()]);
+    }
+
+    #[test]
+    fn h73_news_is_bounded_and_says_what_it_dropped() {
+        let mut news = News::default();
+        for i in 0..CAP + 3 {
+            let text = format!("n{i}");
+            news.push(NewsItem::Status {
+                server: "s".into(),
+                text,
+            });
+        }
+        let r = news.take(None);
+        assert_eq!(r.since.len(), CAP + 1);
+        assert!(
+            r.since[0].starts_with("(3 older news items were dropped"),
+            "{}",
+            r.since[0]
+        );
+        assert_eq!(r.since[1], "s: n3");
     }
 
     #[test]

@@ -71,40 +71,6 @@ pub(crate) fn usable_line(snap: &Snapshot, toolset: &str, instance: Option<&str>
     )
 }
 
-/// Checks arguments against a JSON Schema (draft from the schema, 2020-12 by default). A
-/// schema the validator cannot compile skips the check: the server stays the authority.
-pub(crate) fn check_args(schema: &Value, args: &Value) -> Result<(), String> {
-    let Ok(validator) = jsonschema::validator_for(schema) else {
-        tracing::debug!("a tool schema did not compile; the argument check is skipped");
-        return Ok(());
-    };
-    let errors: Vec<String> = validator
-        .iter_errors(args)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            let mut msg = e.to_string();
-            if msg.len() > 600 {
-                let mut cut = 600;
-                while !msg.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                msg.truncate(cut);
-                msg.push_str("… (too long to show)");
-            }
-            if at.is_empty() {
-                msg
-            } else {
-                format!("{at}: {msg}")
-            }
-        })
-        .collect();
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.join("; "))
-    }
-}
-
 /// `look {tool}`: what act would validate against (H63).
 pub(crate) fn tool_detail(
     server: &str,
@@ -265,15 +231,5 @@ mod tests {
             first_sentence(Some(&json!(long))).unwrap().chars().count(),
             SENTENCE
         );
-    }
-
-    #[test]
-    fn s5_5_args_are_checked_against_the_enum() {
-        let schema = json!({"type": "object", "required": ["move"], "properties": {"move": {"enum": ["A1", "B2"]}}});
-        assert!(check_args(&schema, &json!({"move": "A1"})).is_ok());
-        let err = check_args(&schema, &json!({"move": "Z9"})).unwrap_err();
-        assert!(err.contains("/move"), "{err}");
-        let err = check_args(&schema, &json!({})).unwrap_err();
-        assert!(err.contains("move"), "{err}");
     }
 }

@@ -120,7 +120,9 @@ async fn v6_two_open_instances_need_a_name_and_the_refusal_names_them() {
         .await;
     assert!(err);
     assert!(
-        text.contains("2 `game` instances are open: left, right; name one with `instance`"),
+        text.contains(
+            "`game` has several open instances: `left`, `right`; name one with `instance`"
+        ),
         "{text}"
     );
     let (text, err) = client
@@ -158,7 +160,7 @@ async fn h57_two_servers_with_the_same_names_route_by_server_and_refuse_ambiguit
     assert!(err);
     assert!(
         text.contains(
-            "toolset `game` is offered by several servers: east, west; name one with `server`"
+            "toolset `game` is on several servers: `east`, `west`; name one with `server`"
         ),
         "{text}"
     );
@@ -178,9 +180,7 @@ async fn h57_two_servers_with_the_same_names_route_by_server_and_refuse_ambiguit
         .await;
     assert!(err);
     assert!(
-        text.contains(
-            "tool `board` is offered by several servers: east, west; name one with `server`"
-        ),
+        text.contains("tool `board` is on several servers: `east`, `west`; name one with `server`"),
         "{text}"
     );
     let (text, err) = client
@@ -197,7 +197,10 @@ async fn h57_two_servers_with_the_same_names_route_by_server_and_refuse_ambiguit
             json!({"server": "east", "tool": "board", "args": {}}),
         )
         .await;
-    assert!(err && text.contains("`game` is not open"), "{text}");
+    assert!(
+        err && text.contains("`game` has no open instance; open one with toolsets_open"),
+        "{text}"
+    );
 
     // H56: a selector that is not a string is refused by name.
     let (text, err) = client.call("toolsets_look", json!({"server": 7})).await;
@@ -335,7 +338,7 @@ async fn s8_6_ended_games_and_static_tools_are_reported() {
         .call("toolsets_act", json!({"tool": "hello", "args": {}}))
         .await;
     assert!(
-        err && text.contains("call it directly as `hello`"),
+        err && text.contains("`hello` is not a dynamic tool; call it by name as `hello`"),
         "{text}"
     );
     let (text, err) = client.call("hello", json!({})).await;

@@ -292,7 +292,9 @@ async fn session(
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    surface.wait_connected("arcade", 2).await;
+    tokio::time::timeout(Duration::from_secs(30), surface.wait_connected("arcade", 2))
+        .await
+        .context("the surface did not reconnect within 30 s")?;
     println!("(the surface reconnected; nothing was re-opened)\n");
     agent
         .call("toolsets_look", json!({"toolset": "go"}))

@@ -14,8 +14,6 @@ use std::time::Duration;
 
 /// The meta-tool that opens a toolset or instance (§8.2; DESIGN's host-named constants).
 pub(crate) const META_OPEN: &str = "toolsets_open";
-/// The meta-tool that shows the catalog or a tool.
-pub(crate) const META_LOOK: &str = "toolsets_look";
 /// The meta-tool that calls a dynamic tool.
 pub(crate) const META_ACT: &str = "toolsets_act";
 /// The meta-tool that closes a toolset or instance.

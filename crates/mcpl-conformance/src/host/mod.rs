@@ -6,7 +6,9 @@
 
 mod agent;
 mod checks;
+mod recovery;
 mod server;
+mod toolsets;
 
 use crate::catalog::{HOST_RULES, Rule, Side, VECTORS};
 use crate::report::{CheckResult, Outcome, Report};
@@ -61,26 +63,26 @@ const SERVER_ONLY: [&str; 16] = [
 
 async fn run_check(rule: &Rule, cx: &mut checks::Ctx<'_>) -> Step {
     match rule.id {
-        "v04" => checks::v04(cx).await,
-        "v05" | "h64" => checks::h64(cx).await,
-        "v09" => checks::v09(cx).await,
-        "v10" => checks::v10(cx).await,
-        "v11" => checks::v11(cx).await,
-        "v12" => checks::v12(cx).await,
-        "v13" => checks::v13(cx).await,
-        "v14" => checks::v14(cx).await,
-        "v31" => checks::v31(cx).await,
-        "v37" => checks::v37(cx).await,
-        "v20" => checks::v20(cx).await,
-        "v21" => checks::v21(cx).await,
-        "v29" => checks::v29(cx).await,
-        "h01" => checks::h01(cx).await,
-        "h12" => checks::h12(cx).await,
-        "h18" => checks::h18(cx).await,
-        "h25" => checks::h25(cx).await,
-        "h28" => checks::h28(cx).await,
-        "h29" => checks::h29(cx).await,
-        "h59" => checks::h59(cx).await,
+        "v04" => recovery::v04(cx).await,
+        "v05" | "h64" => toolsets::h64(cx).await,
+        "v09" => recovery::v09(cx).await,
+        "v10" => toolsets::v10(cx).await,
+        "v11" => toolsets::v11(cx).await,
+        "v12" => recovery::v12(cx).await,
+        "v13" => toolsets::v13(cx).await,
+        "v14" => toolsets::v14(cx).await,
+        "v31" => toolsets::v31(cx).await,
+        "v37" => recovery::v37(cx).await,
+        "v20" => toolsets::v20(cx).await,
+        "v21" => toolsets::v21(cx).await,
+        "v29" => recovery::v29(cx).await,
+        "h01" => recovery::h01(cx).await,
+        "h12" => toolsets::h12(cx).await,
+        "h18" => recovery::h18(cx).await,
+        "h25" => recovery::h25(cx).await,
+        "h28" => recovery::h28(cx).await,
+        "h29" => toolsets::h29(cx).await,
+        "h59" => toolsets::h59(cx).await,
         id if SERVER_ONLY.contains(&id) => {
             skip!("a server-side rule: the host has no part in it; run `mcpl conformance server`")
         }

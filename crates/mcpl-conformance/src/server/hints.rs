@@ -23,6 +23,10 @@ fn about_revealed(seen: &Seen) -> bool {
 pub(super) async fn v01(cx: &mut Ctx<'_>) -> Step {
     let mut conn = cx.open(Profile::hinted()).await?;
     conn.require_hints()?;
+    let first = list_tools(&mut conn).await?;
+    if listed(&first, REVEAL).is_some() {
+        conn.call(REVEAL, json!({"visible": false}), None).await?;
+    }
     let tools = list_tools(&mut conn).await?;
     require_tools(
         &tools,

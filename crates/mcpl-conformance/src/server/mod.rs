@@ -78,6 +78,12 @@ impl Ctx<'_> {
         conn.require_hints()?;
         let tools = list_tools(&mut conn).await?;
         toolsets_list(&mut conn).await?;
+        // Start each check from a hidden `cf_revealed`, whatever an earlier check on the same
+        // principal left behind, so that every later change is a real change.
+        if listed(&tools, crate::fixture::REVEAL).is_some() {
+            conn.call(crate::fixture::REVEAL, json!({"visible": false}), None)
+                .await?;
+        }
         Ok((conn, tools))
     }
 

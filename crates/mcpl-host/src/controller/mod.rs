@@ -197,7 +197,8 @@ const EVENT_CAP: usize = 1024;
 ///   [`handle_timeout`](Self::handle_timeout) when [`poll_timeout`](Self::poll_timeout)'s
 ///   deadline passes (harmless when early), [`handle_undecodable`](Self::handle_undecodable),
 ///   [`handle_close`](Self::handle_close);
-/// - **commands**: [`open`](Self::open), [`close`](Self::close), [`call`](Self::call),
+/// - **commands**: [`open`](Self::open), [`close`](Self::close),
+///   [`policy_close`](Self::policy_close), [`call`](Self::call),
 ///   [`refresh`](Self::refresh), [`set_group`](Self::set_group), [`resync`](Self::resync);
 /// - **output**: [`poll_effect`](Self::poll_effect).
 ///
@@ -247,6 +248,9 @@ impl Controller {
         snap.applied = 0; // H11: a new connection starts at 0
         snap.ready = false;
         let manifest = config.manifest.clone();
+        let mut config = config;
+        // Appendix B.3: an early rev is held at most 2 s.
+        config.hold_limit = config.hold_limit.min(std::time::Duration::from_secs(2));
         let mut c = Controller {
             cfg: config,
             snap,
@@ -449,6 +453,21 @@ impl Controller {
             ReqKind::Close { pending },
         );
         Ok(pending)
+    }
+
+    /// A close by the host's own policy (for example after many idle turns): allowed only for
+    /// a toolset or instance this host opened, on this connection or an earlier one to the
+    /// same server (§5.2, H30). The agent should be told; the close's change is owed as usual.
+    pub fn policy_close(&mut self, now: Instant, req: CloseRequest) -> Result<Pending, Error> {
+        let key = (req.toolset.clone(), req.instance.clone());
+        if !self.snap.opened_here.contains(&key) {
+            let name = match &req.instance {
+                Some(i) => format!("{}/{i}", req.toolset),
+                None => req.toolset.clone(),
+            };
+            return Err(Error::NotOpenedHere(name));
+        }
+        self.close(now, req)
     }
 
     /// Sends `tools/call`, with `mcpl/instance` exactly when the tool's toolset is instanced

@@ -227,7 +227,7 @@ impl Session {
         let context = self.context(key.as_ref(), options);
         let id = self.new_call(Pending::Tool {
             request: plan.request,
-        });
+        }, &context);
         self.effects.push_back(Effect::Call(Box::new(Call {
             id,
             kind: CallKind::Tool {

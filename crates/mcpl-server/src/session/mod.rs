@@ -11,7 +11,7 @@ mod compat;
 mod statement;
 mod toolsets;
 
-use crate::context::{Call, CallId, Outcome};
+use crate::context::{AfterCommit, Call, CallId, Context, Outcome};
 use crate::error::{Error, Refusal};
 use crate::principal::{ConnectionId, Principal};
 use crate::server::Server;
@@ -22,6 +22,8 @@ use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{InstanceName, Rev, ToolsetName};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 pub(crate) use call::PlannedCall;
@@ -43,6 +45,17 @@ pub enum Effect {
     Publish(PrincipalChange),
     /// Close the connection, after writing every `Send` polled before it.
     Close,
+    /// App call `call` is finished: its answer (or, if the host cancelled it, the
+    /// `tools/hints` carrying its changes) was queued as a `Send` before this effect, and its
+    /// changes were published. Run `hooks` (registered with [`Context::after_commit`]) after
+    /// writing the `Send`s polled before it. Queued by
+    /// [`handle_call_done`](Session::handle_call_done) for every call it accepts, last.
+    Committed {
+        /// The finished call.
+        call: CallId,
+        /// What app code asked to run now.
+        hooks: AfterCommit,
+    },
 }
 
 /// What the host said about itself in `initialize` and `featureSets/update`.
@@ -99,7 +112,8 @@ pub struct Session {
     host: Host,
     rev: Rev,
     effects: VecDeque<Effect>,
-    calls: HashMap<CallId, (Pending, bool)>,
+    /// App calls in flight, with the flag [`Context::is_cancelled`] reads.
+    calls: HashMap<CallId, (Pending, Arc<AtomicBool>)>,
     by_request: HashMap<RequestId, CallId>,
     next_call: u64,
     next_out: u64,
@@ -245,8 +259,8 @@ impl Session {
         if let Some(call) = self.by_request.get(&id) {
             if let Some((_, cancelled)) = self.calls.get_mut(call) {
                 // MCP: a cancelled request gets no response. Its consequences still reach
-                // the host, as `tools/hints` (§6.1, vector 28).
-                *cancelled = true;
+                // the host, as `tools/hints` (§6.1, vector 28). App code may see the flag.
+                cancelled.store(true, Ordering::Release);
             }
         }
     }
@@ -255,18 +269,23 @@ impl Session {
     ///
     /// Commits the recorded changes, answers the request with its consequences under the
     /// next rev (or as `tools/hints` if it was cancelled) and publishes the changes for the
-    /// principal's other connections and for other principals. `Err` means misuse: an
-    /// unknown call, or a reply of the wrong kind (the request then gets an internal error),
-    /// or an update that does not fit the declarations (the reply is still sent, without it).
+    /// principal's other connections and for other principals. Then, last, it queues
+    /// [`Effect::Committed`] with the context's [`Context::after_commit`] hooks, whatever
+    /// happened before (also after a misuse `Err` below, and after a disconnect, when no
+    /// `Send` is queued). `Err` means misuse: an unknown call (nothing is queued), or a reply
+    /// of the wrong kind (the request then gets an internal error), or an update that does
+    /// not fit the declarations (the reply is still sent, without it).
     pub fn handle_call_done(
         &mut self,
         now: Instant,
         call: CallId,
-        outcome: Outcome,
+        mut outcome: Outcome,
     ) -> Result<(), Error> {
         let Some((pending, cancelled)) = self.calls.remove(&call) else {
             return Err(Error::UnknownCall(call));
         };
+        let cancelled = cancelled.load(Ordering::Acquire);
+        let hooks = std::mem::take(&mut outcome.context.after_commit);
         match &pending {
             Pending::Tool { request }
             | Pending::Open { request, .. }
@@ -275,7 +294,10 @@ impl Session {
             }
             Pending::Disconnect => {}
         }
-        self.finish(now, call, pending, cancelled, outcome)
+        let finished = self.finish(now, call, pending, cancelled, outcome);
+        // §6.1: everything the call caused has its rev now; what the hooks start comes after.
+        self.effects.push_back(Effect::Committed { call, hooks });
+        finished
     }
 
     /// Feeds a change published by another session or by the server ([`Effect::Publish`],
@@ -320,7 +342,8 @@ impl Session {
         }
     }
 
-    fn new_call(&mut self, pending: Pending) -> CallId {
+    /// Registers app work for `context`, sharing its cancellation flag.
+    fn new_call(&mut self, pending: Pending, context: &Context) -> CallId {
         let id = CallId(self.next_call);
         self.next_call += 1;
         match &pending {
@@ -331,7 +354,7 @@ impl Session {
             }
             Pending::Disconnect => {}
         }
-        self.calls.insert(id, (pending, false));
+        self.calls.insert(id, (pending, context.cancelled.clone()));
         id
     }
 

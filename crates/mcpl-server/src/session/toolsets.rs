@@ -146,7 +146,7 @@ impl Session {
             key,
             compat,
             then,
-        });
+        }, &context);
         self.effects.push_back(Effect::Call(Box::new(Call {
             id,
             kind: CallKind::Open,
@@ -256,7 +256,7 @@ impl Session {
             request,
             key,
             compat,
-        });
+        }, &context);
         self.effects.push_back(Effect::Call(Box::new(Call {
             id,
             kind: CallKind::Close { disconnect: false },
@@ -531,7 +531,7 @@ impl Session {
         self.server.store().remove(&self.principal);
         for (key, options) in keys {
             let context = self.context(Some(&key), options);
-            let id = self.new_call(Pending::Disconnect);
+            let id = self.new_call(Pending::Disconnect, &context);
             self.effects.push_back(Effect::Call(Box::new(Call {
                 id,
                 kind: CallKind::Close { disconnect: true },

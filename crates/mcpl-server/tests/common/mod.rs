@@ -333,6 +333,7 @@ impl World {
                                 c.session.handle_principal_change(self.now, &change);
                             }
                         }
+                        Effect::Committed { hooks, .. } => hooks.run(),
                         Effect::Close => {}
                         _ => {}
                     }

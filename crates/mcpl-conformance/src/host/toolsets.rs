@@ -1,0 +1,356 @@
+//! Host checks about toolsets and calls: opens it proposes or never sends, calls it routes,
+//! gates or refuses, changes from elsewhere, removals, and what it tells the agent.
+
+use super::agent::{META_ACT, META_CLOSE, META_OPEN};
+use super::checks::{Ctx, calls_of, reveal};
+use super::server::{Command, World};
+use crate::fixture::{ECHO, FLAT, FLAT_TOOL, GROUP, GROUPED, INSTANCED, REVEAL, REVEALED};
+use crate::verdict::{Step, ensure, fail, skip};
+use mcpl_protocol::methods;
+use mcpl_protocol::rfc014::check_name;
+use serde_json::{Value, json};
+
+pub(super) async fn h12(cx: &mut Ctx<'_>) -> Step {
+    let mut world = World::new();
+    world.tool_hints = false;
+    let mut run = cx.start(world).await?;
+    if run.agent.offers(META_OPEN) {
+        let _ = run
+            .agent
+            .call(META_OPEN, json!({"toolset": INSTANCED}))
+            .await;
+    }
+    tokio::time::sleep(cx.quiet()).await;
+    let sent: Vec<_> = run
+        .server
+        .seen()
+        .into_iter()
+        .filter(|s| s.method.starts_with("toolsets/"))
+        .map(|s| s.method)
+        .collect();
+    ensure!(
+        sent.is_empty(),
+        "the server has no toolHints, so the host must send no toolsets/* (§6.3, H12); it sent {sent:?}"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v10(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_OPEN, META_ACT])?;
+    run.agent
+        .call(META_ACT, json!({"tool": GROUPED, "args": {}}))
+        .await?;
+    if run.call_arrives(GROUPED, cx.quiet()).await.is_some() {
+        fail!(
+            "the undeclared group {GROUP} is closed, so the host must refuse calls to {GROUPED} itself (§5.4)"
+        );
+    }
+    run.agent.call(META_OPEN, json!({"toolset": GROUP})).await?;
+    run.agent
+        .call(META_ACT, json!({"tool": GROUPED, "args": {}}))
+        .await?;
+    ensure!(
+        run.call_arrives(GROUPED, cx.wait()).await.is_some(),
+        "with the group {GROUP} open and {GROUPED} visible, the agent's act must reach the server"
+    );
+    let opens = run.server.requests(methods::TOOLSETS_OPEN);
+    ensure!(
+        opens.is_empty(),
+        "the host must never send toolsets/open for an undeclared toolset (§5.4): {:?}",
+        opens.iter().map(|s| s.params.clone()).collect::<Vec<_>>()
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn h29(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_OPEN, META_CLOSE])?;
+    run.agent.call(META_OPEN, json!({"toolset": GROUP})).await?;
+    run.agent
+        .call(META_CLOSE, json!({"toolset": GROUP}))
+        .await?;
+    tokio::time::sleep(cx.quiet()).await;
+    let sent: Vec<_> = run
+        .server
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == methods::TOOLSETS_OPEN || s.method == methods::TOOLSETS_CLOSE)
+        .map(|s| s.params)
+        .collect();
+    ensure!(
+        sent.is_empty(),
+        "the host must keep an undeclared group's state itself and send no toolsets/open or close for it (H29): {sent:?}"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn h59(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_OPEN])?;
+    run.agent
+        .call(META_OPEN, json!({"toolset": INSTANCED}))
+        .await?;
+    let wait = cx.wait();
+    if !run
+        .server
+        .wait_count(1, methods::TOOLSETS_OPEN, 1, wait)
+        .await
+    {
+        fail!(
+            "the agent asked to open {INSTANCED}; no toolsets/open reached the server within {wait:?}"
+        );
+    }
+    let open = run.server.requests(methods::TOOLSETS_OPEN).remove(0);
+    let name = open.params.get("instance").and_then(Value::as_str);
+    ensure!(
+        name.is_some_and(|n| check_name("instance", n).is_ok()),
+        "an open of an instanced toolset should propose a grammatical instance name, so a retry adopts (H59); it sent {}",
+        open.params
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn h64(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_OPEN, META_ACT])?;
+    let instance = format!("h64-{}", cx.nonce);
+    run.agent
+        .call(
+            META_OPEN,
+            json!({"toolset": INSTANCED, "instance": instance}),
+        )
+        .await?;
+    run.agent.call(META_OPEN, json!({"toolset": FLAT})).await?;
+    run.agent
+        .call(
+            META_ACT,
+            json!({"tool": ECHO, "instance": instance, "args": {"value": instance}}),
+        )
+        .await?;
+    let Some(echo) = run.call_arrives(ECHO, cx.wait()).await else {
+        fail!("the agent's act on {ECHO} in `{instance}` never reached the server");
+    };
+    ensure!(
+        echo.pointer("/_meta/mcpl~1instance") == Some(&json!(instance)),
+        "a call to a tool of an instanced toolset must carry _meta[\"mcpl/instance\"] = `{instance}` (§4.3): {echo}"
+    );
+    run.agent
+        .call(META_ACT, json!({"tool": FLAT_TOOL, "args": {}}))
+        .await?;
+    let Some(flat) = run.call_arrives(FLAT_TOOL, cx.wait()).await else {
+        fail!("the agent's act on {FLAT_TOOL} never reached the server");
+    };
+    ensure!(
+        flat.pointer("/_meta/mcpl~1instance").is_none(),
+        "a call to a toolset without instances must not carry mcpl/instance (§4.3): {flat}"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v11(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_ACT])?;
+    let rev = run.server.rev(1);
+    run.server.world.lock().map(|mut w| w.revealed = true).ok();
+    run.server.command(Command::Push {
+        rev: rev + 1,
+        event_id: format!("v11-{}", cx.nonce),
+        body: reveal(true),
+    });
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent
+        .call(META_ACT, json!({"tool": REVEALED, "args": {}}))
+        .await?;
+    ensure!(
+        run.call_arrives(REVEALED, cx.wait()).await.is_some(),
+        "a push's hints apply when it is read, whatever the host decides about the push (§6.1); the act on {REVEALED} never reached the server"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
+    let mark = format!("cf-ended-{}", cx.nonce);
+    let mut world = World::new();
+    world.ended.push(
+        json!({"id": format!("e-{}", cx.nonce), "toolset": INSTANCED,
+        "instance": "gone", "reason": mark}),
+    );
+    let mut run = cx.start(world).await?;
+    run.needs(&[META_OPEN, META_CLOSE])?;
+    // Give the host a carrier on each connection: open, then (after the reconnect) close.
+    run.agent.call(META_OPEN, json!({"toolset": FLAT})).await?;
+    run.server.command(Command::Close);
+    let wait = cx.wait() * 3;
+    let Some(conn) = run.server.next_conn(wait).await else {
+        skip!("the host did not reconnect within {wait:?}; v13 needs a reconnect");
+    };
+    run.expect_recovery(conn, (0, 0), cx.wait(), "after a reconnect")
+        .await?;
+    run.agent.call(META_CLOSE, json!({"toolset": FLAT})).await?;
+    tokio::time::sleep(cx.quiet()).await;
+    let told = run
+        .agent
+        .texts()
+        .iter()
+        .map(|t| t.matches(&mark).count())
+        .sum::<usize>();
+    if told == 0 {
+        skip!(
+            "the host never showed the ended record's reason to the agent (in a meta-tool result or notifications/message), so telling cannot be counted"
+        );
+    }
+    ensure!(
+        told == 1,
+        "the ended record e-{} was told to the agent {told} times across a reconnect; once per id (§5.3, H48)",
+        cx.nonce
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v20(cx: &mut Ctx<'_>) -> Step {
+    let mut world = World::new();
+    world.echo_definition = Some(
+        json!({"name": "cf_evil", "description": "Renamed by a hint.",
+        "inputSchema": {"type": "object"}, "_meta": {"mcpl/class": "other"}}),
+    );
+    let mut run = cx.start(world).await?;
+    run.needs(&[META_OPEN, META_ACT])?;
+    let instance = format!("v20-{}", cx.nonce);
+    run.agent
+        .call(
+            META_OPEN,
+            json!({"toolset": INSTANCED, "instance": instance}),
+        )
+        .await?;
+    run.agent
+        .call(
+            META_ACT,
+            json!({"tool": "cf_evil", "instance": instance, "args": {}}),
+        )
+        .await?;
+    if run.call_arrives("cf_evil", cx.quiet()).await.is_some() {
+        fail!("a hint definition cannot rename a tool (§6): the host called `cf_evil`");
+    }
+    run.agent
+        .call(
+            META_ACT,
+            json!({"tool": ECHO, "instance": instance, "args": {}}),
+        )
+        .await?;
+    ensure!(
+        run.call_arrives(ECHO, cx.wait()).await.is_some(),
+        "the tool keeps its listed name {ECHO}; the act on it must reach the server"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v21(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.agent.refresh_header().await?;
+    let names: Vec<String> = run
+        .agent
+        .header
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    let ends = |n: &str, tool: &str| n == tool || n.ends_with(&format!("__{tool}"));
+    ensure!(
+        !names.iter().any(|n| ends(n, ECHO)),
+        "{ECHO} has mcpl/toolset and mcpl/presence static; it is dynamic and stays out of the header (§4.1, H10): {names:?}"
+    );
+    ensure!(
+        names.iter().any(|n| ends(n, REVEAL)),
+        "the static tool {REVEAL} belongs in the header: {names:?}"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v14(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_ACT])?;
+    let instance = format!("elsewhere-{}", cx.nonce);
+    run.server
+        .world
+        .lock()
+        .map(|mut w| w.instances.push(instance.clone()))
+        .ok();
+    let rev = run.server.rev(1);
+    // Another connection of the principal opened an instance: state, not a suggestion.
+    run.server.command(Command::Hints {
+        rev: rev + 1,
+        body: json!({"toolsets": [{"toolset": INSTANCED, "instance": instance, "state": "open"}],
+                     "tools": [{"name": ECHO, "instance": instance, "visible": true}]}),
+    });
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent
+        .call(
+            META_ACT,
+            json!({"tool": ECHO, "instance": instance, "args": {"value": instance}}),
+        )
+        .await?;
+    let Some(call) = run.call_arrives(ECHO, cx.wait()).await else {
+        fail!(
+            "an instance opened on another connection arrives as state (§5.6); the host should let the agent act in `{instance}`, but no call reached the server"
+        );
+    };
+    ensure!(
+        call.pointer("/_meta/mcpl~1instance") == Some(&json!(instance)),
+        "the call should name the instance `{instance}`: {call}"
+    );
+    ensure!(
+        run.server.requests(methods::TOOLSETS_OPEN).is_empty(),
+        "the instance was already open for the principal; the host must not open it again"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v31(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[META_OPEN, META_ACT])?;
+    run.agent.call(META_OPEN, json!({"toolset": FLAT})).await?;
+    run.agent
+        .call(META_ACT, json!({"tool": FLAT_TOOL, "args": {}}))
+        .await?;
+    if run.call_arrives(FLAT_TOOL, cx.wait()).await.is_none() {
+        fail!("with {FLAT} open the agent's act on {FLAT_TOOL} never reached the server");
+    }
+    run.server
+        .world
+        .lock()
+        .map(|mut w| {
+            w.flat_declared = false;
+            w.flat_open = false;
+        })
+        .ok();
+    run.server.command(Command::Notify {
+        method: methods::MANIFEST_CHANGED,
+        params: json!({"revision": format!("sha256:conformance-{}", cx.nonce), "domains": ["toolsets"]}),
+    });
+    let wait = cx.wait();
+    ensure!(
+        run.server.wait_count(1, methods::MANIFEST, 1, wait).await,
+        "after mcpl/manifestChanged naming toolsets the host must fetch mcpl/manifest before acting on it (§5.1, MCPL §17.3); none within {wait:?}"
+    );
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent
+        .call(META_ACT, json!({"tool": FLAT_TOOL, "args": {}}))
+        .await?;
+    tokio::time::sleep(cx.quiet()).await;
+    ensure!(
+        calls_of(&run.server, FLAT_TOOL) == 1,
+        "{FLAT}'s declaration was removed, which closes it (§5.1); the host must refuse {FLAT_TOOL} now, yet the call reached the server"
+    );
+    run.stop().await;
+    Ok(())
+}
