@@ -53,7 +53,8 @@ pub enum FrameError {
         depth: usize,
         /// The limit.
         max: usize,
-        /// The request's id, when the top level could be read.
+        /// The request's id (or the answer's, when `response`), when the top level could be
+        /// read.
         id: Option<RequestId>,
         /// Whether the frame looks like a response (which is never answered).
         response: bool,
@@ -65,7 +66,8 @@ pub enum FrameError {
         escape: String,
         /// Its byte offset in the frame.
         offset: usize,
-        /// The request's id, when the top level could be read.
+        /// The request's id (or the answer's, when `response`), when the top level could be
+        /// read.
         id: Option<RequestId>,
         /// Whether the frame looks like a response (which is never answered).
         response: bool,
@@ -75,7 +77,8 @@ pub enum FrameError {
     Decode {
         /// The failed check.
         error: DecodeError,
-        /// The request's id, when it could be read (never for a syntax error).
+        /// The request's id (or the answer's, when `response`), when it could be read (never
+        /// for a syntax error).
         id: Option<RequestId>,
         /// Whether the frame looks like a response (which is never answered).
         response: bool,
@@ -83,7 +86,8 @@ pub enum FrameError {
 }
 
 impl FrameError {
-    /// The id of the bad request, if it could be read.
+    /// The id of the bad request, or of the answer when the frame looks like a response (so
+    /// the request it answers can fail at once, H76), if it could be read.
     pub fn id(&self) -> Option<&RequestId> {
         match self {
             FrameError::TooLarge { .. } => None,
@@ -139,8 +143,12 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Message, FrameError> {
     } else {
         checked_parse(bytes, limits)?
     };
-    let id = jsonrpc::salvage_request_id(&value);
     let response = jsonrpc::looks_like_response(&value);
+    let id = if response {
+        jsonrpc::salvage_response_id(&value)
+    } else {
+        jsonrpc::salvage_request_id(&value)
+    };
     Message::from_value(value).map_err(|error| FrameError::Decode {
         error,
         id,
@@ -298,8 +306,11 @@ impl Scan {
         bytes.len()
     }
 
+    /// The id of a request, or of an answer when the frame looks like a response; `None`
+    /// for anything else, so a reply never carries an id the other side did not send as a
+    /// request.
     fn id(&self, bytes: &[u8]) -> Option<RequestId> {
-        if !self.has_method {
+        if !self.has_method && !self.looks_like_response() {
             return None;
         }
         let (start, end) = self.id_span?;
@@ -470,6 +481,25 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.reply(), None);
+    }
+
+    #[test]
+    fn h76_a_bad_answer_keeps_its_id_but_gets_no_reply() {
+        let limits = Limits::default();
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":"host-7","result":{}{}}}"#,
+            "[".repeat(limits.max_depth),
+            "]".repeat(limits.max_depth)
+        );
+        let both = br#"{"jsonrpc":"2.0","id":9,"result":{},"error":{"code":1,"message":"x"}}"#;
+        for bytes in [deep.as_bytes(), &both[..]] {
+            let err = decode(bytes, &limits).unwrap_err();
+            assert!(err.id().is_some(), "{err}");
+            assert!(err.reply().is_none(), "a response is never answered: {err}");
+        }
+        // Neither a request nor a response: its id is never echoed in a reply.
+        let err = decode(br#"{"jsonrpc":"2.0","id":3}"#, &limits).unwrap_err();
+        assert_eq!(err.reply().unwrap().id, None);
     }
 
     #[test]

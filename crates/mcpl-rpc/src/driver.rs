@@ -163,6 +163,19 @@ impl Driver {
             self.write(Message::Response(reply), related);
         }
         tracing::debug!(%error, seq, "refused a frame");
+        // H76: a malformed answer to a request this peer awaits fails that request now,
+        // rather than leaving it to time out.
+        if error.reply().is_none() && !answered {
+            if let Some(id) = error.id() {
+                if let Completion::Awaited { method, waiter } = self.outgoing.complete(id) {
+                    let _ = waiter.send(Err(RpcError::BadAnswer {
+                        method,
+                        detail: error.to_string(),
+                        seq,
+                    }));
+                }
+            }
+        }
         self.emit(Event::BadFrame {
             seq,
             error,

@@ -32,6 +32,17 @@ pub enum RpcError {
         /// What serde said.
         detail: String,
     },
+    /// The answer could not be read as a JSON-RPC response (too deep, not a character,
+    /// malformed envelope); the request fails at once instead of timing out (H76).
+    #[error("the answer to `{method}` was refused: {detail}")]
+    BadAnswer {
+        /// The method of the request.
+        method: String,
+        /// Why the frame was refused.
+        detail: String,
+        /// The read-order number of the refused frame.
+        seq: u64,
+    },
     /// No answer came in time; `notifications/cancelled` was sent. A late answer is still
     /// delivered as [`crate::Event::LateResponse`].
     #[error("`{method}` timed out after {after:?}")]

@@ -195,3 +195,31 @@ async fn blank_lines_and_crlf_are_tolerated() {
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
     );
 }
+
+/// H76: an answer nested past the limit is refused without a reply, and the request it
+/// answers fails at once with a clear error instead of waiting for its timeout.
+#[tokio::test(start_paused = true)]
+async fn h76_a_too_deep_answer_fails_its_request_at_once() {
+    let (mut raw, _seen, peer) = setup(Limits::default());
+    let options = mcpl_rpc::RequestOptions::timeout(std::time::Duration::from_secs(3600));
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request_value("tools/list", None, options).await }
+    });
+    let request = raw.recv_json().await;
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":{}{}}}}}"#,
+        request["id"],
+        "[".repeat(128),
+        "]".repeat(128)
+    );
+    raw.send(&deep).await;
+    let err = call.await.unwrap().unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("answer to `tools/list` was refused")
+            && text.contains("nesting depth 129 exceeds the limit of 128"),
+        "{text}"
+    );
+    still_works(&mut raw).await;
+}

@@ -459,6 +459,16 @@ pub fn looks_like_response(value: &Value) -> bool {
     })
 }
 
+/// The id of a value that failed [`Message::from_value`] but looks like a response, so a
+/// peer can fail the request it answers at once instead of waiting for its timeout (H76).
+/// Never used to reply: responses are never answered.
+pub fn salvage_response_id(value: &Value) -> Option<RequestId> {
+    if !looks_like_response(value) {
+        return None;
+    }
+    RequestId::from_value(value.as_object()?.get("id")?).ok()
+}
+
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
