@@ -309,8 +309,9 @@ impl Arcade {
         ))
     }
 
-    /// Runs a tool. Bad input is a tool error that changes nothing. The second value is a bot
-    /// move the driver owes the caller once this result is committed.
+    /// Runs a tool. Bad input is a tool error that changes nothing, and so is a call the host
+    /// already cancelled. The second value is a bot move the driver owes the caller once
+    /// this result is committed.
     pub fn call(
         &self,
         ctx: &mut Context,
@@ -318,6 +319,14 @@ impl Arcade {
         args: &Map<String, Value>,
         now: Instant,
     ) -> (CallToolResult, Option<BotTurn>) {
+        if ctx.is_cancelled() {
+            // MCP: the host withdrew the request before we ran it, so nothing is done (and
+            // with nothing recorded, no `tools/hints` follow either). The result is not sent.
+            return (
+                CallToolResult::error(format!("the call to `{tool}` was cancelled")),
+                None,
+            );
+        }
         let result = match tool {
             "play" | "pass" | "resign" => self.move_tool(ctx, tool, args, now),
             "board" => self.board_tool(ctx),

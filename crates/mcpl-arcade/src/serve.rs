@@ -26,7 +26,9 @@ fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 
-/// The arcade as an SDK app: handlers run on the [`Arcade`], bot moves go to the worker.
+/// The arcade as an SDK app: handlers run on the [`Arcade`]; a bot move owed goes to the
+/// worker from the call's [`Context::after_commit`] hook; `hint` thinks on a blocking
+/// thread.
 #[derive(Debug)]
 pub struct ArcadeApp {
     arcade: Arc<Arcade>,

@@ -433,3 +433,57 @@ fn the_hint_tool_names_a_legal_move_in_your_game() {
     assert_eq!(missing["isError"], true);
     assert_eq!(text_of(&missing), "no game `nope` is open for you");
 }
+
+#[test]
+fn s6_1_a_move_cancelled_before_it_runs_is_not_played_and_sends_nothing() {
+    use mcpl_protocol::jsonrpc::{Message, Notification, Request, RequestId};
+    use mcpl_server::{CallKind, Effect, Outcome, Reply};
+
+    let (mut w, a, _) = alice_vs_bot(quick_config());
+    w.take(a);
+    let alice = w.conns[a].principal.clone();
+    let before = w.arcade.board(&alice, "vs-bot");
+    let id = RequestId::Number(9_001);
+    let now = w.now;
+    let play = json!({"name": "play", "arguments": {"move": "E5"},
+                      "_meta": {"mcpl/instance": "vs-bot"}});
+    let session = &mut w.conns[a].session;
+    session.handle_message(
+        now,
+        Message::Request(Request::new(id.clone(), "tools/call", Some(play))),
+    );
+    let Some(Effect::Call(mut call)) = session.poll_effect() else {
+        panic!("the play goes to app code");
+    };
+    session.handle_message(
+        now,
+        Message::Notification(Notification::new(
+            "notifications/cancelled",
+            Some(json!({"requestId": id})),
+        )),
+    );
+    let CallKind::Tool { tool, args } = call.kind.clone() else {
+        panic!("a tool call");
+    };
+    let (result, turn) = w.arcade.call(&mut call.context, &tool, &args, now);
+    assert_eq!(result.is_error, Some(true));
+    assert!(turn.is_none(), "no bot move is owed");
+    assert_eq!(
+        w.arcade.board(&alice, "vs-bot"),
+        before,
+        "nothing was played"
+    );
+    let outcome = Outcome {
+        context: call.context,
+        reply: Reply::Tool(result),
+    };
+    w.conns[a]
+        .session
+        .handle_call_done(now, call.id, outcome)
+        .expect("the outcome fits");
+    w.drive();
+    assert!(
+        w.take(a).is_empty(),
+        "no result for a cancelled call, and no tools/hints with nothing changed"
+    );
+}

@@ -149,3 +149,49 @@ pub(crate) fn brief(value: &Value) -> String {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s4_3_call_params_carry_the_instance_only_when_given() {
+        let p = call_params("play", json!({"move": "C3"}), Some("vs-bot"));
+        assert_eq!(p["_meta"]["mcpl/instance"], "vs-bot");
+        let p = call_params("pass", json!({}), None);
+        assert!(p.get("_meta").is_none());
+    }
+
+    #[test]
+    fn s5_5_entries_match_by_name_and_instance() {
+        let h = json!({"rev": 2, "tools": [
+            {"name": "play", "instance": "a", "visible": true},
+            {"name": "play", "instance": "b", "visible": false},
+            {"name": "board", "visible": true}]});
+        assert_eq!(states_visible(&h, "play", Some("a")), Some(true));
+        assert_eq!(states_visible(&h, "play", Some("b")), Some(false));
+        assert_eq!(states_visible(&h, "play", None), None);
+        assert_eq!(states_visible(&h, "board", None), Some(true));
+        assert_eq!(rev_of(&h), Some(2));
+        assert_eq!(rev_of(&json!({"rev": -1})), None);
+    }
+
+    #[test]
+    fn readers_tolerate_wrong_shapes() {
+        let bad = json!({"tools": "no", "open": 3, "content": {"x": 1}, "_meta": []});
+        assert!(listed_tools(&bad).is_empty());
+        assert!(open_entries(&bad).is_empty());
+        assert_eq!(text_of(&bad), "");
+        assert!(result_hints(&bad).is_none());
+        assert!(list_rev(&bad).is_none());
+        assert!(!is_error(&json!({"isError": "yes"})));
+    }
+
+    #[test]
+    fn brief_cuts_long_values_on_a_char_boundary() {
+        let long = json!("é".repeat(400));
+        let b = brief(&long);
+        assert!(b.ends_with('…'));
+        assert_eq!(b.chars().count(), 301);
+    }
+}

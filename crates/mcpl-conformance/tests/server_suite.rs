@@ -223,7 +223,7 @@ async fn v17_catches_a_reopen_that_does_not_adopt() {
 /// One broken fixture per remaining server vector: each check fails against the fault that
 /// breaks its rule.
 #[tokio::test(start_paused = true)]
-async fn every_server_vector_fails_against_its_broken_fixture() {
+async fn s13_every_server_vector_fails_against_its_broken_fixture() {
     let d = Faults::default;
     let cases: Vec<(Faults, &[&str])> = vec![
         (

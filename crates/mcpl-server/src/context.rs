@@ -203,6 +203,7 @@ impl Context {
     }
 
     /// The same principal, connection and scope, with nothing recorded.
+    #[cfg(feature = "tokio")]
     pub(crate) fn blank(&self) -> Context {
         Context {
             principal: self.principal.clone(),
@@ -307,5 +308,34 @@ impl Context {
     /// what it really did.
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_with_hooks_stays_send_and_sync() {
+        fn send_sync<T: Send + Sync>(_: &T) {}
+        let mut ctx = Context::new(Principal::authenticated("ada"), ConnectionId(1));
+        // Not `Sync` itself: the mutex makes the context `Sync` anyway.
+        let cell = std::cell::Cell::new(1);
+        ctx.after_commit(move || cell.set(2));
+        send_sync(&ctx);
+        assert_eq!(ctx.after_commit.len(), 1);
+    }
+
+    #[test]
+    fn hooks_run_once_in_registration_order() {
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut ctx = Context::new(Principal::authenticated("ada"), ConnectionId(1));
+        for n in 1..=3 {
+            let order = order.clone();
+            ctx.after_commit(move || order.lock().expect("not poisoned").push(n));
+        }
+        std::mem::take(&mut ctx.after_commit).run();
+        assert_eq!(*order.lock().expect("not poisoned"), [1, 2, 3]);
+        assert!(ctx.after_commit.is_empty(), "taken hooks do not run twice");
     }
 }

@@ -99,13 +99,13 @@ impl Server {
         Session::new(self.clone(), principal, connection, now)
     }
 
-    /// A copy of `principal`'s state (for tests, diagnostics and app code that reads it).
+    /// A copy of `principal`'s state (for tests, diagnostics and app code that reads it), as
+    /// the principal's first connection would see it: default-open toolsets open. A read:
+    /// the store is not changed, and a principal nobody has served gets no state.
     pub fn state(&self, principal: &Principal) -> PrincipalState {
-        let catalog = self.catalog();
-        with_state(self.store(), principal, |s| {
-            update::seed(&catalog, s);
-            s.clone()
-        })
+        let mut state = self.store().get(principal).unwrap_or_default();
+        update::seed(&self.catalog(), &mut state);
+        state
     }
 
     pub(crate) fn env<'a>(&'a self, catalog: &'a Catalog, now: Instant) -> CommitEnv<'a> {

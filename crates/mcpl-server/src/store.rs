@@ -155,6 +155,15 @@ pub trait PrincipalStore: Send + Sync + 'static {
     /// Forgets `principal`'s state entirely (a per-connection principal at disconnect).
     fn remove(&self, principal: &Principal);
 
+    /// A copy of `principal`'s state, or `None` when it has none; reading creates nothing.
+    /// The default goes through [`update`](Self::update) and so leaves an empty state
+    /// behind for an unknown principal: stores should override it.
+    fn get(&self, principal: &Principal) -> Option<PrincipalState> {
+        let mut copy = None;
+        self.update(principal, &mut |s| copy = Some(s.clone()));
+        copy
+    }
+
     /// Every principal with state (for ends that apply to all, such as a removed toolset).
     fn principals(&self) -> Vec<Principal>;
 }
@@ -199,6 +208,11 @@ impl PrincipalStore for MemoryStore {
     fn remove(&self, principal: &Principal) {
         let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
         states.remove(principal);
+    }
+
+    fn get(&self, principal: &Principal) -> Option<PrincipalState> {
+        let states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        states.get(principal).cloned()
     }
 
     fn principals(&self) -> Vec<Principal> {

@@ -120,7 +120,10 @@ fn s6_1_committed_follows_the_tools_hints_of_a_cancelled_call() {
             _ => "other".into(),
         })
         .collect();
-    assert!(!kinds.contains(&"response".to_owned()), "no result: {kinds:?}");
+    assert!(
+        !kinds.contains(&"response".to_owned()),
+        "no result: {kinds:?}"
+    );
     let hints_at = kinds.iter().position(|k| k == "tools/hints");
     let committed_at = kinds.iter().position(|k| k == "committed");
     assert!(
@@ -144,9 +147,9 @@ fn s6_1_committed_fires_for_opens_and_after_a_disconnect() {
     let (_, call) = w.held.remove(0);
     let fired = Arc::new(AtomicUsize::new(0));
     let effects = finish(&mut w, h, call, &fired);
-    let result_at = effects
-        .iter()
-        .position(|e| matches!(e, Effect::Send(Message::Response(r)) if r.id.as_ref() == Some(&id)));
+    let result_at = effects.iter().position(
+        |e| matches!(e, Effect::Send(Message::Response(r)) if r.id.as_ref() == Some(&id)),
+    );
     assert!(result_at.is_some());
     assert!(matches!(effects.last(), Some(Effect::Committed { .. })));
 

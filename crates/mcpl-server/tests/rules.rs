@@ -573,3 +573,98 @@ fn s5_2_an_instance_the_server_ends_while_it_opens_is_reported_not_opened() {
     );
     assert!(w.server.state(&ada()).instances_of("game").is_empty());
 }
+
+#[test]
+fn s5_6_a_call_finishing_after_disconnect_leaves_no_state_for_a_per_connection_principal() {
+    let mut w = World::arcade();
+    let p = Principal::of_connection(ConnectionId(98));
+    let h = w.connect(p.clone(), true, true);
+    open(&mut w, h, "g1");
+    w.hold_calls = true;
+    w.send_request(
+        h,
+        "tools/call",
+        json!({"name": "play", "arguments": {"move": "A1"}, "_meta": {"mcpl/instance": "g1"}}),
+    );
+    w.drive();
+    let now = w.now;
+    w.conns[h].session.handle_disconnect(now);
+    w.drive();
+    while !w.held.is_empty() {
+        w.complete_held(0);
+    }
+    assert!(
+        !w.server.store().principals().contains(&p),
+        "the per-connection principal's state is gone"
+    );
+}
+
+#[test]
+fn s5_6_reading_a_principals_state_creates_none() {
+    let w = World::arcade();
+    let stranger = Principal::authenticated("stranger");
+    let state = w.server.state(&stranger);
+    // It reads as a first connection would see it: default-open toolsets open.
+    assert!(state.open.keys().any(|k| k.toolset.as_str() == "tips"));
+    assert!(
+        w.server.store().principals().is_empty(),
+        "a read changed the store"
+    );
+}
+
+#[test]
+fn s4_1_an_unknown_tool_name_is_a_protocol_error_but_an_unusable_one_a_tool_error() {
+    // MCP lists "unknown tools" among protocol errors (-32602); RFC-014 §4.1 makes only calls
+    // to declared tools that cannot be served now (invisible, toolset closed) tool errors.
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let err = w
+        .request(h, "tools/call", json!({"name": "nope", "arguments": {}}))
+        .unwrap_err();
+    assert_eq!(err.code, -32602);
+    assert_eq!(err.message, "unknown tool `nope`");
+    let r = w.call(h, "note", json!({}), None);
+    assert!(is_error(&r), "a closed toolset's tool is a tool error");
+    assert!(text(&r).contains("not open"), "{}", text(&r));
+}
+
+#[test]
+fn s5_6_an_open_finishing_after_disconnect_still_gets_its_cleanup_close() {
+    let mut w = World::arcade();
+    let p = Principal::of_connection(ConnectionId(97));
+    let h = w.connect(p.clone(), true, true);
+    w.hold_calls = true;
+    w.send_request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "late"}),
+    );
+    w.drive();
+    let now = w.now;
+    w.conns[h].session.handle_disconnect(now);
+    w.drive();
+    let at = w
+        .held
+        .iter()
+        .position(|(_, c)| c.kind == CallKind::Open)
+        .expect("the open is in flight");
+    w.complete_held(at);
+    let late_closes = w
+        .held
+        .iter()
+        .filter(|(_, c)| {
+            c.kind == CallKind::Close { disconnect: true }
+                && c.context.instance().map(|i| i.as_str()) == Some("late")
+        })
+        .count();
+    assert_eq!(
+        late_closes, 1,
+        "the app that opened `late` is told it ended with the connection"
+    );
+    while !w.held.is_empty() {
+        w.complete_held(0);
+    }
+    assert_eq!(w.conns[h].session.calls_in_flight(), 0);
+    assert!(w.take(h).is_empty(), "nothing is written after disconnect");
+    assert!(!w.server.store().principals().contains(&p));
+}

@@ -30,6 +30,15 @@ pub(crate) struct Published {
     pub(crate) changes: u64,
     pub(crate) resent_bytes: u64,
     last: Option<String>,
+    /// `tools/list_changed` was sent and the client has not re-listed since.
+    pub(crate) told_stale: bool,
+}
+
+impl Published {
+    /// True once the client has been given a list.
+    pub(crate) fn published(&self) -> bool {
+        self.last.is_some()
+    }
 }
 
 /// Serves one client over `transport` until it closes.
@@ -179,6 +188,7 @@ async fn tools_list(hub: &Hub, limit: Duration) -> Value {
         Some(_) => {}
     }
     p.last = Some(text);
+    p.told_stale = false;
     value
 }
 

@@ -346,6 +346,15 @@ fn sync_presenter(inner: &mut Inner, server: &str) {
         let push = link.push_granted;
         inner.presenter.update(snap, push);
     }
+    // A static definition changed (never a toolset, §8.1): tell the client once, so it
+    // re-lists at a time it chooses.
+    if inner.published.published() && !inner.published.told_stale && inner.presenter.needs_rebuild()
+    {
+        inner.published.told_stale = true;
+        if let Some(ClientSink::Log(peer) | ClientSink::Push(peer)) = &inner.sink {
+            let _ = peer.notify_value(methods::TOOLS_LIST_CHANGED, None);
+        }
+    }
 }
 
 /// Drains one controller's effects: writes, changes and events for the agent, answers.

@@ -16,6 +16,10 @@
 //! games that ended meanwhile are told once; calls in between get an error naming the
 //! server's state.
 //!
+//! The model-facing tool list and the meta-tools' routing (selector checks, ambiguity
+//! refusals, instance choice, the argument check) are `mcpl_host::Presenter`'s; this crate
+//! runs its plans on the controllers and words the results.
+//!
 //! This crate uses `mcpl-host` for protocol state, `mcpl-rpc` for transports, and tokio.
 //! It knows no particular server: an embedding binary serves one in process through a
 //! [`Connector`] (the CLI does so for the arcade).

@@ -3,7 +3,7 @@
 //!
 //! The task is the controller's thin driver: it reads the clock, feeds every frame in read
 //! order to `Controller::handle_message`, sleeps until `poll_timeout`, and hands the effects
-//! to the [`Hub`] (under its lock, so `Send`s leave in the order they were polled). After a
+//! to the hub (under its lock, so `Send`s leave in the order they were polled). After a
 //! reconnect the controller resumes with the old snapshot and re-reads `tools/list` and
 //! `toolsets/list` (§5.2: the listed state is the truth; nothing is re-opened).
 

@@ -45,8 +45,27 @@ pub(crate) async fn call(
     };
     Some(match plan {
         Ok(plan) => run(hub, plan).await,
-        Err(why) => refuse(hub, why),
+        Err(why) => {
+            let notes = down_notes(hub);
+            refuse(hub, format!("{why}{notes}"))
+        }
     })
+}
+
+/// A refusal read from a kept snapshot says so, naming each server's state.
+fn down_notes(hub: &Hub) -> String {
+    let inner = hub.lock();
+    inner
+        .links
+        .iter()
+        .filter(|(_, l)| l.status != LinkStatus::Up)
+        .map(|(n, l)| {
+            format!(
+                "\n(server `{n}` is {}; this answer uses the last state known)",
+                l.status
+            )
+        })
+        .collect()
 }
 
 async fn run(hub: &Arc<Hub>, plan: Plan) -> CallToolResult {

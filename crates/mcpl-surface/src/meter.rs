@@ -158,15 +158,15 @@ impl CacheReport {
                 String::new()
             } else {
                 format!(
-                    " = {:.1} full lists",
-                    t.resent_bytes as f64 / t.first_bytes.max(1) as f64
+                    " (= {:.1}x the surface's whole list)",
+                    t.resent_bytes as f64 / self.surface_bytes as f64
                 )
             }
         };
         let mut out = String::new();
         out.push_str("Cache report (model-facing tool list)\n");
         out.push_str(&format!(
-            "  surface host (ours)     : {:>4} changes, {:>8} bytes re-sent (list of {} bytes, read {} times, same every time)\n",
+            "  surface host (ours)     : {:>4} changes, {:>8} bytes re-sent (its list: {} bytes, read {} times)\n",
             self.surface_changes, self.surface_resent_bytes, self.surface_bytes, self.surface_lists
         ));
         out.push_str(&format!(

@@ -417,3 +417,31 @@ async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
     assert!(params.get("hints").is_none(), "{params}");
     responder.respond(json!({"accepted": true})).unwrap();
 }
+
+#[tokio::test]
+async fn s8_1_only_a_static_definition_change_changes_the_list_and_the_client_is_told() {
+    let cutter = Cutter::with(&["cells"]);
+    let (surface, mut client) = surface(&cutter, &["cells"]).await;
+    let first = client.tools().await;
+    let (text, err) = client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    assert!(!err, "{text}");
+    assert_eq!(client.tools().await, first);
+
+    cutter.add_static("cells", "wave");
+    next_event(&mut client, |e| {
+        matches!(e, Event::Notification { notification, .. }
+            if notification.method == "notifications/tools/list_changed")
+    })
+    .await;
+    let second = client.tools().await;
+    assert!(names(&second).contains(&"wave".to_owned()), "{second}");
+    let report = surface.cache_report();
+    assert_eq!(report.surface_changes, 1, "{report:?}");
+    // The game survived the catalog change.
+    let (text, err) = client
+        .call("toolsets_act", json!({"tool": "board", "args": {}}))
+        .await;
+    assert!(!err, "{text}");
+}

@@ -106,6 +106,16 @@ impl Agent {
         Ok((text, failed))
     }
 
+    /// Counts the pushes already delivered, so the next wait is for a new one.
+    fn drain_pushes(&mut self) {
+        while let Some(event) = self.events.try_recv() {
+            if matches!(&event, Event::Notification { notification, .. } if notification.method == "notifications/message")
+            {
+                self.pushes += 1;
+            }
+        }
+    }
+
     /// Waits for the next push to reach the client (as `notifications/message`).
     async fn await_push(&mut self) -> anyhow::Result<()> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -208,6 +218,7 @@ async fn play_to_the_end(agent: &mut Agent, instance: &str) -> anyhow::Result<()
         } else {
             None
         };
+        agent.drain_pushes();
         let (text, failed) = match &choice {
             Some(mv) => {
                 own += 1;
@@ -268,6 +279,7 @@ async fn session(
             json!({"tool": "play", "args": {"move": "E5"}}),
         )
         .await?;
+    agent.drain_pushes();
     agent
         .call(
             "toolsets_act",
@@ -301,6 +313,7 @@ async fn session(
         .await?;
     let moves = agent.legal_moves("left").await?;
     if let Some(mv) = OPENING.iter().find(|m| moves.iter().any(|x| x == *m)) {
+        agent.drain_pushes();
         agent
             .call(
                 "toolsets_act",

@@ -73,6 +73,7 @@ async fn run_check(rule: &Rule, cx: &mut checks::Ctx<'_>) -> Step {
         "v14" => toolsets::v14(cx).await,
         "v31" => toolsets::v31(cx).await,
         "v37" => recovery::v37(cx).await,
+        "v35" => recovery::v35(cx).await,
         "v20" => toolsets::v20(cx).await,
         "v21" => toolsets::v21(cx).await,
         "v29" => recovery::v29(cx).await,
@@ -92,7 +93,6 @@ async fn run_check(rule: &Rule, cx: &mut checks::Ctx<'_>) -> Step {
         "v26" | "v38" => {
             skip!("about hosts without toolHints: the host suite tests a host with toolHints")
         }
-        "v35" => skip!("needs the host's request timeout, which the host contract does not expose"),
         "v36" => skip!(
             "needs a Streamable HTTP scripted server; the suite's scripted server speaks WebSocket"
         ),

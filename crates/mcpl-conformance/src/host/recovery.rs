@@ -4,7 +4,7 @@
 use super::agent::META_ACT;
 use super::checks::{Ctx, calls_of, reveal, run_call};
 use super::server::{Command, World};
-use crate::fixture::{INSTANCED, REVEALED};
+use crate::fixture::{ECHO, INSTANCED, REVEALED};
 use crate::verdict::{Step, ensure, fail, skip};
 use mcpl_protocol::methods;
 use serde_json::json;
@@ -240,6 +240,54 @@ pub(super) async fn v37(cx: &mut Ctx<'_>) -> Step {
     ensure!(
         calls_of(&run.server, REVEALED) == 1,
         "the full statement no longer stated {REVEALED} visible, which makes it invisible (§5.3); the host must refuse it, yet the call reached the server"
+    );
+    run.stop().await;
+    Ok(())
+}
+
+pub(super) async fn v35(cx: &mut Ctx<'_>) -> Step {
+    let mut run = cx.start(World::new()).await?;
+    run.needs(&[super::agent::META_OPEN, META_ACT])?;
+    run.server
+        .world
+        .lock()
+        .map(|mut w| w.hold_opens = true)
+        .ok();
+    let instance = format!("late-{}", cx.nonce);
+    // The server sits on the open; the host gives up on it and answers the agent.
+    let asked = run
+        .agent
+        .call(
+            super::agent::META_OPEN,
+            json!({"toolset": INSTANCED, "instance": instance}),
+        )
+        .await;
+    if let Err(crate::verdict::Verdict::Fail(why)) = asked {
+        skip!(
+            "the host did not give up on a toolsets/open within the suite's timeout ({why}); v35 needs a host whose request timeout is shorter than {:?}",
+            cx.options.timeout
+        );
+    }
+    ensure!(
+        run.server.count(1, methods::TOOLSETS_OPEN) == 1,
+        "the agent's open should have sent exactly one toolsets/open"
+    );
+    run.server
+        .world
+        .lock()
+        .map(|mut w| w.hold_opens = false)
+        .ok();
+    run.server.command(Command::Release);
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent
+        .call(
+            META_ACT,
+            json!({"tool": ECHO, "instance": instance, "args": {"value": instance}}),
+        )
+        .await?;
+    ensure!(
+        run.call_arrives(ECHO, cx.wait()).await.is_some(),
+        "the late toolsets/open result opened `{instance}` with its hints; a host applies hints from results read after its timeout (§6.1, H14), so the act must reach the server"
     );
     run.stop().await;
     Ok(())

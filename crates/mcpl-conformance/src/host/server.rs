@@ -36,6 +36,8 @@ pub(crate) struct World {
     pub next_auto: u64,
     /// Whether the manifest still declares the flat toolset (vector 31).
     pub flat_declared: bool,
+    /// Hold `toolsets/open` answers until [`Command::Release`] (vector 35).
+    pub hold_opens: bool,
 }
 
 impl World {
@@ -51,6 +53,7 @@ impl World {
             echo_definition: None,
             next_auto: 1,
             flat_declared: true,
+            hold_opens: false,
         }
     }
 }
@@ -76,6 +79,8 @@ pub(crate) enum Command {
     },
     /// Send a notification as it is.
     Notify { method: &'static str, params: Value },
+    /// Send the held `toolsets/open` answers now, even to requests the host cancelled.
+    Release,
     /// Close the connection.
     Close,
 }
@@ -299,6 +304,7 @@ async fn serve(
 ) {
     let (peer, mut events) = Peer::start(transport, PeerConfig::default());
     let mut rev = 0u64;
+    let mut held: Vec<Response> = Vec::new();
     let set_rev = |rev: u64| {
         if let Ok(mut r) = revs.lock() {
             while r.len() < n {
@@ -320,6 +326,12 @@ async fn serve(
                     set_rev(rev);
                     record(&t, n, Direction::Suite, Message::Notification(Notification::new(methods::TOOLS_HINTS, Some(body.clone()))));
                     let _ = peer.notify_value(methods::TOOLS_HINTS, Some(body));
+                }
+                Some(Command::Release) => {
+                    for response in held.drain(..) {
+                        record(&t, n, Direction::Suite, Message::Response(response.clone()));
+                        let _ = peer.send(Message::Response(response));
+                    }
                 }
                 Some(Command::Notify { method, params }) => {
                     record(&t, n, Direction::Suite, Message::Notification(Notification::new(method, Some(params.clone()))));
@@ -366,6 +378,13 @@ async fn serve(
                     };
                     set_rev(rev);
                     let id = request.id.clone();
+                    let hold = request.method == methods::TOOLSETS_OPEN
+                        && world.lock().map(|w| w.hold_opens).unwrap_or(false);
+                    if let (true, Some(Ok(v))) = (hold, &outcome) {
+                        // Answered later, whatever the host does meanwhile (§6.1: late results).
+                        held.push(Response::ok(responder.disarm(), v.clone()));
+                        continue;
+                    }
                     match outcome {
                         Some(Ok(v)) => {
                             record(&t, n, Direction::Suite, Message::Response(Response::ok(id, v.clone())));

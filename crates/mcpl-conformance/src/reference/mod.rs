@@ -10,8 +10,9 @@
 //! changes on their own revs (§5.6).
 //!
 //! - this file: [`Faults`], [`Principal`], [`ReferenceServer`], [`serve`] and the connection loop.
-//! - `session`: one connection's answers.
+//! - `session`: one connection's answers; `call`: its `tools/call`.
 
+mod call;
 mod session;
 
 use crate::fixture::*;

@@ -1,7 +1,7 @@
 //! One connection of the reference fixture: its rev counter, its host's advertisement and
 //! grant, and the answer to every request.
 
-use super::{Faults, Internal, World, invalid, open_entries_for, text, tool_error};
+use super::{Faults, Internal, World, invalid, open_entries_for, text};
 use crate::fixture::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, RequestId};
 use mcpl_protocol::methods;
@@ -10,7 +10,6 @@ use mcpl_rpc::{Peer, RequestOptions, Responder};
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// One connection's state.
@@ -31,7 +30,7 @@ pub(super) struct Session {
 }
 
 impl Session {
-    fn next_rev(&mut self) -> u64 {
+    pub(super) fn next_rev(&mut self) -> u64 {
         self.allocated += 1;
         if self.faults.reuse_rev && self.allocated == 3 {
             return self.rev;
@@ -43,12 +42,12 @@ impl Session {
         self.rev
     }
 
-    fn may_hint(&self) -> bool {
+    pub(super) fn may_hint(&self) -> bool {
         self.hinted || self.faults.hints_to_plain_hosts
     }
 
     /// Wraps a hint body in the next rev, or `None` for a hint-less host.
-    fn stamp(&mut self, mut body: Value) -> Option<Value> {
+    pub(super) fn stamp(&mut self, mut body: Value) -> Option<Value> {
         if !self.may_hint() {
             return None;
         }
@@ -57,7 +56,7 @@ impl Session {
     }
 
     /// Sends something else's consequences: a push when granted, else tools/hints.
-    fn send_foreign(&mut self, body: Value, why: &str) {
+    pub(super) fn send_foreign(&mut self, body: Value, why: &str) {
         let Some(hints) = self.stamp(body) else {
             return;
         };
@@ -91,7 +90,7 @@ impl Session {
         }
     }
 
-    fn fan_out(&self, body: Value) {
+    pub(super) fn fan_out(&self, body: Value) {
         if self.faults.no_fan_out {
             return;
         }
@@ -140,7 +139,7 @@ impl Session {
         }
     }
 
-    fn with_hints(&mut self, mut result: Value, body: Value) -> Value {
+    pub(super) fn with_hints(&mut self, mut result: Value, body: Value) -> Value {
         if let Some(h) = self.stamp(body.clone()) {
             result["_meta"] = json!({"mcpl/hints": h});
             if self.faults.push_own_consequences {
@@ -150,7 +149,7 @@ impl Session {
         result
     }
 
-    fn manifest(&self) -> Value {
+    pub(super) fn manifest(&self) -> Value {
         let mut m = json!({"version": "0.5", "pushEvents": true,
             "featureSets": {"cf": {"description": "conformance fixture", "uses": ["pushEvents"]}}});
         if self.hinted {
@@ -222,7 +221,7 @@ impl Session {
         };
     }
 
-    fn tools_list(&self) -> Value {
+    pub(super) fn tools_list(&self) -> Value {
         let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
         let any_instance = !w.instances.is_empty();
         let mut tools = vec![
@@ -284,7 +283,7 @@ impl Session {
         r
     }
 
-    fn toolsets_list(&mut self) -> Value {
+    pub(super) fn toolsets_list(&mut self) -> Value {
         let (open, ended, mut tools) = {
             let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
             let mut open = Vec::new();
@@ -332,7 +331,7 @@ impl Session {
         r
     }
 
-    fn open(&mut self, p: &Value) -> Result<Value, ErrorObject> {
+    pub(super) fn open(&mut self, p: &Value) -> Result<Value, ErrorObject> {
         let toolset = p.get("toolset").and_then(Value::as_str).unwrap_or("");
         let instance = p.get("instance").and_then(Value::as_str);
         let options = p.get("options");
@@ -444,7 +443,7 @@ impl Session {
         }
     }
 
-    fn close(&mut self, p: &Value) -> Result<Value, ErrorObject> {
+    pub(super) fn close(&mut self, p: &Value) -> Result<Value, ErrorObject> {
         let toolset = p.get("toolset").and_then(Value::as_str).unwrap_or("");
         let instance = p.get("instance").and_then(Value::as_str);
         let faults = self.faults;
@@ -493,183 +492,5 @@ impl Session {
             return Ok(json!({"content": text("closed")}));
         }
         Ok(self.with_hints(json!({"content": text("closed")}), body))
-    }
-
-    /// Resolves the target instance of a call (§4.3; §11's current instance without hints).
-    fn resolve(&self, p: &Value) -> Result<String, String> {
-        let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
-        let open: Vec<&String> = w.instances.keys().collect();
-        let named = if self.hinted {
-            p.pointer("/_meta/mcpl~1instance")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        } else {
-            self.current.clone().filter(|c| w.instances.contains_key(c))
-        };
-        match named {
-            Some(i) if w.instances.contains_key(&i) => Ok(i),
-            Some(i) => Err(format!("`{i}` is not open; open: {open:?}")),
-            None => match open.as_slice() {
-                [one] => Ok((*one).clone()),
-                [] => Err("no instance is open".into()),
-                [first, ..] if self.faults.guess_instance => Ok((*first).clone()),
-                many => Err(format!(
-                    "several instances are open: {}",
-                    many.iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            },
-        }
-    }
-
-    fn call(
-        &mut self,
-        p: &Value,
-        id: RequestId,
-        responder: Responder,
-    ) -> Option<(Value, Responder)> {
-        let name = p
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let args = p.get("arguments").cloned().unwrap_or(json!({}));
-        let visible = args.get("visible").and_then(Value::as_bool).unwrap_or(true);
-        let delay = Duration::from_millis(args.get("delayMs").and_then(Value::as_u64).unwrap_or(0));
-        let result = match name.as_str() {
-            ECHO => match self.resolve(p) {
-                Err(e) => tool_error(&e),
-                Ok(i) => match args.get("value").and_then(Value::as_str) {
-                    Some(v) if v == i || self.faults.one_definition => {
-                        json!({"content": text(&format!("{i}:{v}"))})
-                    }
-                    other => {
-                        tool_error(&format!("value {other:?} is not in instance `{i}`'s enum"))
-                    }
-                },
-            },
-            FINISH => match self.resolve(p) {
-                Err(e) => tool_error(&e),
-                Ok(i) => {
-                    let faults = self.faults;
-                    let id = {
-                        let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
-                        w.instances.remove(&i);
-                        w.record_end(INSTANCED, Some(&i), "the game finished", &faults)
-                    };
-                    let body = json!({"toolsets": [{"toolset": INSTANCED, "instance": i, "state": "closed",
-                        "ended": id, "reason": "the game finished"}], "tools": open_entries_for(&i, false, self.faults.one_definition)});
-                    self.fan_out(body.clone());
-                    self.with_hints(json!({"content": text("finished")}), body)
-                }
-            },
-            FLAT_TOOL => {
-                let open = self
-                    .world
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .flat_open;
-                if (self.hinted || self.faults.plain_flat_closed) && !open {
-                    tool_error("cf-flat is not open")
-                } else {
-                    json!({"content": text("flat")})
-                }
-            }
-            OPENED_TOOL | GROUPED | MOVER => json!({"content": text("ok")}),
-            REVEALED => {
-                if self.revealed {
-                    json!({"content": text("ok")})
-                } else {
-                    tool_error("not visible")
-                }
-            }
-            REVEAL => {
-                let tx = self.tx.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(delay).await;
-                    let _ = tx.send(Internal::Reveal {
-                        id,
-                        responder,
-                        visible,
-                    });
-                });
-                return None;
-            }
-            LATER => {
-                let tx = self.tx.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(delay).await;
-                    let _ = tx.send(Internal::Later { visible });
-                });
-                json!({"content": text("later")})
-            }
-            MOVE => {
-                let dynamic = args.get("presence") == Some(&json!("dynamic"));
-                self.world
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .mover_dynamic = dynamic;
-                let body = json!({"tools": [{"name": MOVER, "presence": if dynamic {"dynamic"} else {"static"}, "visible": true}]});
-                self.with_hints(json!({"content": text("moved")}), body)
-            }
-            UNDECLARE => {
-                let restore = args.get("restore") == Some(&json!(true));
-                let faults = self.faults;
-                let body = {
-                    let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
-                    w.flat_declared = restore;
-                    if !restore && w.flat_open {
-                        w.flat_open = false;
-                        let id = w.record_end(FLAT, None, "the toolset was removed", &faults);
-                        Some(
-                            json!({"toolsets": [{"toolset": FLAT, "state": "closed", "ended": id}],
-                                    "tools": [{"name": FLAT_TOOL, "visible": false}]}),
-                        )
-                    } else {
-                        None
-                    }
-                };
-                if !self.faults.silent_manifest_change {
-                    let _ = self.peer.notify_value(
-                        methods::MANIFEST_CHANGED,
-                        Some(json!({"revision": "sha256:fixture", "domains": ["toolsets"]})),
-                    );
-                }
-                match body {
-                    Some(b) => self.with_hints(json!({"content": text("removed")}), b),
-                    None => json!({"content": text("done")}),
-                }
-            }
-            COMPAT_OPEN | COMPAT_CHOOSE | COMPAT_CLOSE if !self.hinted => {
-                let i = args
-                    .get("instance")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
-                match name.as_str() {
-                    COMPAT_OPEN => {
-                        w.instances.entry(i.clone()).or_insert(None);
-                        self.current = Some(i);
-                        json!({"content": text("opened")})
-                    }
-                    COMPAT_CHOOSE if w.instances.contains_key(&i) => {
-                        if !self.faults.choose_ignored {
-                            self.current = Some(i);
-                        }
-                        json!({"content": text("chosen")})
-                    }
-                    COMPAT_CHOOSE => tool_error(&format!("`{i}` is not open")),
-                    _ => {
-                        w.instances.remove(&i);
-                        json!({"content": text("closed")})
-                    }
-                }
-            }
-            other => tool_error(&format!("unknown tool `{other}`")),
-        };
-        Some((result, responder))
     }
 }

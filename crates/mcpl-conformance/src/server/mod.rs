@@ -6,6 +6,7 @@
 //! opened, so a server that reuses or skips a rev fails wherever it does so.
 
 mod conn;
+mod ended;
 mod hints;
 mod toolsets;
 
@@ -107,7 +108,7 @@ async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
         "v09" => toolsets::v09(cx).await,
         "v10" => toolsets::v10(cx).await,
         "v11" => hints::v11(cx).await,
-        "v13" => toolsets::v13(cx).await,
+        "v13" => ended::v13(cx).await,
         "v14" => toolsets::v14(cx).await,
         "v15" => hints::v15(cx).await,
         "v16" => toolsets::v16(cx).await,
@@ -120,8 +121,8 @@ async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
         "v28" => hints::v28(cx).await,
         "v29" => hints::v29(cx).await,
         "v30" => hints::v30(cx).await,
-        "v31" => toolsets::v31(cx).await,
-        "v32" => toolsets::v32(cx).await,
+        "v31" => ended::v31(cx).await,
+        "v32" => ended::v32(cx).await,
         "v33" => hints::v33(cx).await,
         "v34" => toolsets::v34(cx).await,
         "v37" => hints::v37(cx).await,

@@ -4,8 +4,7 @@
 use super::conn::{Conn, Profile, Seen};
 use super::{Ctx, list_tools, optional_tools, require_tools, toolsets_list};
 use crate::fixture::{
-    COMPAT_CHOOSE, COMPAT_CLOSE, COMPAT_OPEN, DEFAULT_OPEN, ECHO, FINISH, FLAT, GROUP, GROUPED,
-    INSTANCED, UNDECLARE,
+    COMPAT_CHOOSE, COMPAT_CLOSE, COMPAT_OPEN, DEFAULT_OPEN, ECHO, GROUP, GROUPED, INSTANCED,
 };
 use crate::verdict::{Step, ensure, fail, skip};
 use crate::wire::{
@@ -17,7 +16,7 @@ use mcpl_protocol::rfc014::{TOOLSET_KEY, check_name};
 use serde_json::{Value, json};
 
 /// Opens `instance` of the instanced fixture toolset and returns the result.
-async fn open(conn: &mut Conn, instance: &str) -> Step<Value> {
+pub(super) async fn open(conn: &mut Conn, instance: &str) -> Step<Value> {
     conn.request(
         methods::TOOLSETS_OPEN,
         json!({"toolset": INSTANCED, "instance": instance}),
@@ -26,7 +25,7 @@ async fn open(conn: &mut Conn, instance: &str) -> Step<Value> {
 }
 
 /// Closes `instance` of the instanced fixture toolset and returns the result.
-async fn close(conn: &mut Conn, instance: &str) -> Step<Value> {
+pub(super) async fn close(conn: &mut Conn, instance: &str) -> Step<Value> {
     conn.request(
         methods::TOOLSETS_CLOSE,
         json!({"toolset": INSTANCED, "instance": instance}),
@@ -35,14 +34,14 @@ async fn close(conn: &mut Conn, instance: &str) -> Step<Value> {
 }
 
 /// The toolsets entry for `instance` of the instanced toolset in a batch.
-fn instance_entry<'a>(hints: &'a Value, instance: &str) -> Option<&'a Value> {
+pub(super) fn instance_entry<'a>(hints: &'a Value, instance: &str) -> Option<&'a Value> {
     toolset_entries(hints).into_iter().find(|e| {
         e.get("toolset").and_then(Value::as_str) == Some(INSTANCED)
             && e.get("instance").and_then(Value::as_str) == Some(instance)
     })
 }
 
-fn state_of(entry: Option<&Value>) -> Option<&str> {
+pub(super) fn state_of(entry: Option<&Value>) -> Option<&str> {
     entry?.get("state")?.as_str()
 }
 
@@ -115,7 +114,7 @@ pub(super) async fn v06(cx: &mut Ctx<'_>) -> Step {
     Ok(())
 }
 
-fn needs_principal(cx: &Ctx<'_>, vector: &str) -> Step {
+pub(super) fn needs_principal(cx: &Ctx<'_>, vector: &str) -> Step {
     if !cx.target.shares_principal() {
         skip!(
             "{vector} needs two connections of one principal; a command target starts a process per connection. Run with --url ws://... --token TOKEN against a server that maps the token to one principal"
@@ -191,56 +190,6 @@ pub(super) async fn v10(cx: &mut Ctx<'_>) -> Step {
                 brief(entry)
             );
         }
-    }
-    conn.check_revs()?;
-    conn.close().await;
-    Ok(())
-}
-
-pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
-    let (mut conn, _) = cx.connected(Profile::hinted()).await?;
-    let instance = cx.name("v13");
-    open(&mut conn, &instance).await?;
-    let done = conn.call(FINISH, json!({}), Some(&instance)).await?;
-    ensure!(!is_error(&done), "{FINISH} failed: {}", brief(&done));
-    let h = result_hints(&done).unwrap_or(&Value::Null);
-    let entry = instance_entry(h, &instance);
-    ensure!(
-        state_of(entry) == Some("closed"),
-        "the {FINISH} result's hints should close `{instance}`: {}",
-        brief(h)
-    );
-    let ended_id = entry
-        .and_then(|e| e.get("ended"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let Some(ended_id) = ended_id else {
-        fail!(
-            "the closing entry should carry the ended record's id in `ended` (§5.3): {}",
-            brief(h)
-        );
-    };
-    for round in 1..=2 {
-        let list = toolsets_list(&mut conn).await?;
-        let record = ended_records(&list)
-            .into_iter()
-            .find(|r| r.get("id").and_then(Value::as_str) == Some(ended_id.as_str()));
-        let Some(record) = record else {
-            fail!(
-                "toolsets/list #{round} after the end lacks the ended record `{ended_id}` (§5.3: it appears in every list until it expires): {}",
-                brief(&list)
-            );
-        };
-        ensure!(
-            record.get("toolset") == Some(&json!(INSTANCED))
-                && record.get("instance") == Some(&json!(instance)),
-            "the ended record should name toolset {INSTANCED} and instance `{instance}`: {}",
-            brief(record)
-        );
-        ensure!(
-            !lists_open(&list, INSTANCED, Some(&instance)),
-            "the finished instance `{instance}` is still listed open"
-        );
     }
     conn.check_revs()?;
     conn.close().await;
@@ -528,112 +477,6 @@ pub(super) async fn v26(cx: &mut Ctx<'_>) -> Step {
         .await?;
     }
     conn.close().await;
-    Ok(())
-}
-
-pub(super) async fn v31(cx: &mut Ctx<'_>) -> Step {
-    let (mut conn, tools) = cx.connected(Profile::hinted()).await?;
-    optional_tools(&tools, &[UNDECLARE], "v31")?;
-    conn.request(methods::TOOLSETS_OPEN, json!({"toolset": FLAT}))
-        .await?;
-    let r = conn.call(UNDECLARE, json!({}), None).await?;
-    let outcome = check_removal(cx, &mut conn, &r).await;
-    // Put the declaration back whatever happened, so a shared server stays whole.
-    let _ = conn.call(UNDECLARE, json!({"restore": true}), None).await;
-    outcome?;
-    conn.check_revs()?;
-    conn.close().await;
-    Ok(())
-}
-
-async fn check_removal(cx: &Ctx<'_>, conn: &mut Conn, r: &Value) -> Step {
-    // The close may ride in the call's result or follow on a push or tools/hints: §5.1 names
-    // no carrier.
-    let closes = |h: &Value| {
-        toolset_entries(h)
-            .into_iter()
-            .find(|e| e.get("toolset") == Some(&json!(FLAT)) && state_of(Some(e)) == Some("closed"))
-            .cloned()
-    };
-    let wait = cx.options.wait;
-    let entry = match result_hints(r).and_then(closes) {
-        Some(e) => Some(e),
-        None => conn
-            .wait_for(wait, |s| s.hints().and_then(closes).is_some())
-            .await
-            .and_then(|s| s.hints().and_then(closes)),
-    };
-    let Some(entry) = entry else {
-        fail!(
-            "removing {FLAT}'s declaration closes it with a hint (§5.1); no hint closed it, in the result or within {wait:?} after"
-        );
-    };
-    let ended_id = entry
-        .get("ended")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let wait = cx.options.wait;
-    let changed = conn
-        .wait_for(wait, |s| {
-            matches!(s, Seen::Notification { method, params }
-                if method == methods::MANIFEST_CHANGED
-                && params.get("domains").and_then(Value::as_array)
-                    .is_some_and(|d| d.iter().any(|x| x == "toolsets")))
-        })
-        .await;
-    ensure!(
-        changed.is_some(),
-        "removing a declaration changes the manifest: mcpl/manifestChanged naming the domain toolsets should follow (§5.1)"
-    );
-    let manifest = conn.request(methods::MANIFEST, json!({})).await?;
-    ensure!(
-        manifest.pointer(&format!("/toolsets/{FLAT}")).is_none(),
-        "mcpl/manifest still declares {FLAT} after its removal"
-    );
-    let list = toolsets_list(conn).await?;
-    ensure!(
-        !lists_open(&list, FLAT, None),
-        "{FLAT} is still listed open after its declaration was removed"
-    );
-    let has_record = ended_records(&list).iter().any(|rec| {
-        rec.get("toolset") == Some(&json!(FLAT))
-            && ended_id
-                .as_deref()
-                .is_none_or(|id| rec.get("id").and_then(Value::as_str) == Some(id))
-    });
-    ensure!(
-        has_record,
-        "toolsets/list should carry an ended record for {FLAT} after the removal (§5.1, §5.3): {}",
-        brief(&list)
-    );
-    Ok(())
-}
-
-pub(super) async fn v32(cx: &mut Ctx<'_>) -> Step {
-    needs_principal(cx, "v32")?;
-    let (mut a, _) = cx.connected(Profile::hinted()).await?;
-    let instance = cx.name("v32");
-    open(&mut a, &instance).await?;
-    let (b, _) = cx.connected(Profile::hinted()).await?;
-    b.check_revs()?;
-    b.close().await;
-    let done = a.call(FINISH, json!({}), Some(&instance)).await?;
-    ensure!(!is_error(&done), "{FINISH} failed: {}", brief(&done));
-    let mut b = cx.open(Profile::hinted()).await?;
-    list_tools(&mut b).await?;
-    let list = toolsets_list(&mut b).await?;
-    let found = ended_records(&list)
-        .iter()
-        .any(|r| r.get("instance").and_then(Value::as_str) == Some(instance.as_str()));
-    ensure!(
-        found,
-        "B reconnected after `{instance}` ended on A; B's toolsets/list must carry its ended record (§5.3): {}",
-        brief(&list)
-    );
-    a.check_revs()?;
-    b.check_revs()?;
-    a.close().await;
-    b.close().await;
     Ok(())
 }
 

@@ -10,6 +10,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// How long the test host waits for the server before it gives up on a request.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Ways to break the host, one rule each.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HostFaults {
@@ -47,6 +50,8 @@ pub struct HostFaults {
     pub ignore_manifest_changed: bool,
     /// Merges a full statement into its state instead of replacing it (vector 37).
     pub merge_statement: bool,
+    /// Drops answers that arrive after their request timed out (vector 35).
+    pub drop_late_answers: bool,
 }
 
 /// Starts the test host in process.
@@ -141,7 +146,7 @@ impl Host {
         peer.request_value(
             method,
             Some(params),
-            RequestOptions::timeout(Duration::from_secs(5)),
+            RequestOptions::timeout(REQUEST_TIMEOUT),
         )
         .await
         .map(|a| a.value)
@@ -206,6 +211,15 @@ impl Host {
                                 }
                             }
                         });
+                    }
+                    // §6.1, H14: a result read after its timeout still applies its hints.
+                    Event::LateResponse {
+                        outcome: Ok(result),
+                        ..
+                    } if !self.faults.drop_late_answers => {
+                        if let Some(h) = result.pointer("/_meta/mcpl~1hints") {
+                            self.clone().on_hints(h, None);
+                        }
                     }
                     Event::Closed { .. } => break,
                     _ => {}

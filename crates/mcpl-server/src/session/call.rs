@@ -63,6 +63,9 @@ impl Session {
         {
             return self.compat_call(id, &p.name, &args);
         }
+        // MCP counts an unknown tool name as a protocol error (-32602). §4.1's "ordinary tool
+        // error" is for declared tools that cannot be served now: invisible, or in a
+        // declared toolset that is not open.
         let Some(entry) = catalog.tool(&p.name) else {
             let r = Refusal::invalid_params(format!("unknown tool `{}`", p.name));
             return self.respond(id, Err(r));
@@ -225,9 +228,12 @@ impl Session {
             return self.tool_error(plan.request, &text);
         }
         let context = self.context(key.as_ref(), options);
-        let id = self.new_call(Pending::Tool {
-            request: plan.request,
-        }, &context);
+        let id = self.new_call(
+            Pending::Tool {
+                request: plan.request,
+            },
+            &context,
+        );
         self.effects.push_back(Effect::Call(Box::new(Call {
             id,
             kind: CallKind::Tool {

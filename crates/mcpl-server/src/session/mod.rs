@@ -295,6 +295,11 @@ impl Session {
             Pending::Disconnect => {}
         }
         let finished = self.finish(now, call, pending, cancelled, outcome);
+        if self.disconnected && self.principal.ends_at_disconnect() {
+            // §5.6: the state went with the connection; a call that finished late must not
+            // leave a copy behind that nobody will ever serve again.
+            self.server.store().remove(&self.principal);
+        }
         // §6.1: everything the call caused has its rev now; what the hooks start comes after.
         self.effects.push_back(Effect::Committed { call, hooks });
         finished

@@ -141,12 +141,15 @@ impl Session {
         then: Option<Box<PlannedCall>>,
     ) {
         let context = self.context(Some(&key), options);
-        let id = self.new_call(Pending::Open {
-            request,
-            key,
-            compat,
-            then,
-        }, &context);
+        let id = self.new_call(
+            Pending::Open {
+                request,
+                key,
+                compat,
+                then,
+            },
+            &context,
+        );
         self.effects.push_back(Effect::Call(Box::new(Call {
             id,
             kind: CallKind::Open,
@@ -252,11 +255,14 @@ impl Session {
         compat: bool,
     ) {
         let context = self.context(Some(&key), options);
-        let id = self.new_call(Pending::Close {
-            request,
-            key,
-            compat,
-        }, &context);
+        let id = self.new_call(
+            Pending::Close {
+                request,
+                key,
+                compat,
+            },
+            &context,
+        );
         self.effects.push_back(Effect::Call(Box::new(Call {
             id,
             kind: CallKind::Close { disconnect: false },
@@ -370,7 +376,12 @@ impl Session {
         }
         let env = self.server.env(&catalog, now);
         let entry = catalog.entry(key.toolset.as_str());
-        let Context { own, others, .. } = context;
+        let Context {
+            own,
+            others,
+            options,
+            ..
+        } = context;
         let (touches, bad) = with_state(self.server.store(), &self.principal, |s| {
             if let Some(o) = s.open.get_mut(&key) {
                 o.phase = Phase::Open;
@@ -397,6 +408,18 @@ impl Session {
         let title = with_state(self.server.store(), &self.principal, |s| {
             s.open.get(&key).map(|o| o.title.clone())
         });
+        if title.is_none() && self.disconnected && self.principal.ends_at_disconnect() {
+            // §5.6: the connection went while the open handler ran, and its toolsets ended
+            // without this one. The app opened it, so it gets the same cleanup call.
+            let context = self.context(Some(&key), options);
+            let id = self.new_call(Pending::Disconnect, &context);
+            self.effects.push_back(Effect::Call(Box::new(Call {
+                id,
+                kind: CallKind::Close { disconnect: true },
+                context,
+            })));
+            return self.publish_all(now, touches, own, others, bad);
+        }
         if title.is_none() && !cancelled {
             // The server ended it while its open handler ran (a timer, the other player).
             let text = format!("{} ended while it was being opened", key.describe());

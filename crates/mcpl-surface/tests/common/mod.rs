@@ -114,11 +114,15 @@ impl App for Cells {
     }
 }
 
-/// The cells server's declarations.
-pub fn cells_runtime() -> (Runtime<Cells>, Arc<Cells>) {
-    let decls = Declarations::new("cells", "0.1.0")
+/// The cells server's declarations, with extra static tools.
+pub fn cells_catalog(extra: &[&str]) -> mcpl_server::Catalog {
+    let mut decls = Declarations::new("cells", "0.1.0")
         .surface("Cells", Some("A game of free cells"))
-        .tool(ToolDef::new("hello", "Say hello."))
+        .tool(ToolDef::new("hello", "Say hello."));
+    for name in extra {
+        decls = decls.tool(ToolDef::new(*name, "An extra static tool."));
+    }
+    decls
         .toolset(
             ToolsetDef::new("game", "Cells")
                 .summary("Take cells until the board is full")
@@ -129,7 +133,12 @@ pub fn cells_runtime() -> (Runtime<Cells>, Arc<Cells>) {
                 .tool(ToolDef::new("board", "Show the free cells.")),
         )
         .build()
-        .expect("declarations are valid");
+        .expect("declarations are valid")
+}
+
+/// A cells server and its app.
+pub fn cells_runtime() -> (Runtime<Cells>, Arc<Cells>) {
+    let decls = cells_catalog(&[]);
     let clock = WallClock::new(Instant::now(), SystemTime::now());
     let handle = Handle::new(Server::new(decls, ServerConfig::new(clock)));
     let cells = Cells {
@@ -170,6 +179,12 @@ impl Cutter {
 
     pub fn app(&self, name: &str) -> Arc<Cells> {
         self.servers.lock().unwrap()[name].1.clone()
+    }
+
+    /// Gives `name` an extra static tool (announced as a manifest change).
+    pub fn add_static(&self, name: &str, tool: &str) {
+        let rt = self.servers.lock().unwrap()[name].0.clone();
+        rt.handle().replace_catalog(cells_catalog(&[tool]));
     }
 
     /// Drops every connection to `name` (the server keeps its state).
