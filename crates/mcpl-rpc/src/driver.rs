@@ -14,8 +14,11 @@ use mcpl_protocol::methods;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
+
+/// How long a peer whose read side ended keeps writing answers to the requests it read.
+const ANSWER_GRACE: Duration = Duration::from_secs(30);
 
 /// The connection's task: reads frames, handles commands and deadlines, until the wire or
 /// every handle goes away.
@@ -33,13 +36,20 @@ pub(crate) struct Driver {
 impl Driver {
     pub(crate) async fn run(mut self) {
         let mut closer = None;
+        let mut read_ended = false;
         let reason = loop {
             let deadline = self.outgoing.poll_timeout().map(Instant::from_std);
             let far = Instant::now() + Duration::from_secs(86_400 * 365);
             tokio::select! {
                 inbound = self.transport.inbound.recv() => match inbound {
-                    None => break None,
-                    Some(Inbound::Closed { reason }) => break reason,
+                    None => {
+                        read_ended = true;
+                        break None;
+                    }
+                    Some(Inbound::Closed { reason }) => {
+                        read_ended = true;
+                        break reason;
+                    }
                     Some(inbound) => self.handle_inbound(inbound),
                 },
                 command = self.commands.recv() => match command {
@@ -55,16 +65,81 @@ impl Driver {
                 }
             }
         };
-        lock(&self.incoming).closed = true;
+        // Nothing more will be read, so nothing this side asked will be answered.
         for (_, waiter) in self.outgoing.drain() {
             let _ = waiter.send(Err(RpcError::Closed {
                 reason: reason.clone(),
             }));
         }
-        let _ = self.events.send(Event::Closed { reason });
+        if read_ended {
+            // The other side stopped sending (stdin closed, say) but may still read: answer
+            // what it asked before the end, as a stdio server piped a file of requests must.
+            let _ = self.events.send(Event::Closed {
+                reason: reason.clone(),
+            });
+            closer = self.finish_answers().await;
+        }
+        lock(&self.incoming).closed = true;
+        if !read_ended {
+            let _ = self.events.send(Event::Closed { reason });
+        }
         self.transport.shutdown().await;
         if let Some(done) = closer {
             let _ = done.send(());
+        }
+    }
+
+    /// After the read side ended: keep writing until every request read has been answered,
+    /// the application closes the peer or drops every handle, or [`ANSWER_GRACE`] passes.
+    /// Returns the closer to notify, if the application closed the peer.
+    async fn finish_answers(&mut self) -> Option<oneshot::Sender<()>> {
+        let give_up = tokio::time::sleep(ANSWER_GRACE);
+        tokio::pin!(give_up);
+        loop {
+            // An answer leaves the open set when it is queued, before this task writes it:
+            // take every queued command before deciding that nothing is owed.
+            while let Ok(command) = self.commands.try_recv() {
+                if let Some(done) = self.after_end(command) {
+                    return Some(done);
+                }
+            }
+            if lock(&self.incoming).open.is_empty() {
+                return None;
+            }
+            tokio::select! {
+                command = self.commands.recv() => match command {
+                    None => return None,
+                    Some(command) => {
+                        if let Some(done) = self.after_end(command) {
+                            return Some(done);
+                        }
+                    }
+                },
+                () = &mut give_up => return None,
+            }
+        }
+    }
+
+    /// One command after the read side ended; `Some` when it closes the peer.
+    fn after_end(&mut self, command: Command) -> Option<oneshot::Sender<()>> {
+        match command {
+            Command::Close { done } => Some(done),
+            Command::Request {
+                request, waiter, ..
+            } => {
+                // Nothing can answer it any more.
+                let _ = waiter.send(Err(RpcError::Closed {
+                    reason: Some(format!(
+                        "`{}` sent after the other side stopped sending",
+                        request.method
+                    )),
+                }));
+                None
+            }
+            command => {
+                self.handle_command(command);
+                None
+            }
         }
     }
 

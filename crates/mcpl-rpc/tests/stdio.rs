@@ -427,3 +427,23 @@ async fn a_thin_driver_feeds_messages_in_read_order_and_writes_what_it_is_given(
         r#"{"jsonrpc":"2.0","method":"tools/hints","params":{"rev":2}}"#
     );
 }
+
+/// A client that writes its requests and closes its side (`printf ... | server`) still gets
+/// every answer: the peer answers what it read before end-of-file, then closes.
+#[tokio::test]
+async fn requests_read_before_end_of_file_are_still_answered() {
+    let (_peer, events, mut raw) = common::raw_pair(Limits::default(), PeerConfig::default());
+    let mut seen = common::serve_echo(events);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"a"}}"#)
+        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
+        .await;
+    raw.close_write().await;
+    let mut answers = vec![raw.recv_json().await, raw.recv_json().await];
+    answers.sort_by_key(|a| a["id"].as_i64());
+    assert_eq!(answers[0]["result"]["text"], "a");
+    assert_eq!(answers[1]["result"], serde_json::json!({}));
+    assert!(matches!(seen.recv().await, Some(Event::Closed { .. })));
+    // Every request answered: the peer shuts its side too.
+    assert_eq!(raw.recv().await, None);
+}

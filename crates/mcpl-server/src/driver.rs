@@ -251,6 +251,19 @@ impl<A: App> Runtime<A> {
                 () = sleep => session.handle_timeout(now()),
             }
         };
+        // The client stopped sending, but (on stdio, say) may still read: finish the calls it
+        // made so their answers are written, then disconnect.
+        while session.calls_in_flight() > 0 && !peer.is_closed() {
+            let _ = self.drain(&mut session, &peer, &tx);
+            if session.calls_in_flight() == 0 {
+                break;
+            }
+            match rx.recv().await {
+                Some(cmd) => self.command(&mut session, cmd),
+                None => break,
+            }
+        }
+        let _ = self.drain(&mut session, &peer, &tx);
         // §5.6: ends at disconnect run as app calls; finish them before leaving.
         session.handle_disconnect(now());
         loop {

@@ -14,6 +14,12 @@ pub struct RawEnd {
 }
 
 impl RawEnd {
+    /// Closes the write side only, as a client does that pipes a file of requests to a
+    /// stdio server: the peer reads end-of-file but can still be read from.
+    pub async fn close_write(&mut self) {
+        self.writer.shutdown().await.unwrap();
+    }
+
     /// Writes one line (a newline is added).
     pub async fn send(&mut self, line: &str) {
         self.writer.write_all(line.as_bytes()).await.unwrap();
