@@ -56,10 +56,20 @@ fn inspect_shows_the_arcade_declarations_and_full_statement() {
     let arcade = format!("{} arcade", env!("CARGO_BIN_EXE_mcpl"));
     let out = mcpl(&["inspect", &arcade]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("toolHints true"), "{text}");
-    assert!(text.contains("go: Go (default closed, instances, options)"), "{text}");
-    assert!(text.contains("play [dynamic, toolset go, not visible]"), "{text}");
+    assert!(
+        text.contains("go: Go (default closed, instances, options)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("play [dynamic, toolset go, not visible]"),
+        "{text}"
+    );
     assert!(text.contains("challenge [static]"), "{text}");
     // §5.3: a fresh connection's statement takes rev 1, after `tools/list` reported rev 0.
     assert!(text.contains("listed at rev 0"), "{text}");
