@@ -20,7 +20,9 @@
 //! principal `local` (`mcpl arcade`). For anything else, [`start`] returns an
 //! [`ArcadeServer`] (call it inside a tokio runtime); its `runtime()` is the SDK's
 //! `Runtime`, with `serve` for any transport and `serve_ws` for WebSocket with a
-//! bearer-token identity (`mcpl arcade --listen ADDR`).
+//! bearer-token identity (`mcpl arcade --listen ADDR`). [`start_conformance`] adds the
+//! conformance suite's fixture contract (`mcpl_server::conformance_fixture`) beside the
+//! games, for `mcpl conformance server -- mcpl arcade --conformance`.
 //!
 //! # Layout
 //!
@@ -53,5 +55,5 @@ pub use catalog::{GO, LOBBY, TUTOR, declarations};
 pub use error::ArcadeError;
 pub use lobby::Record;
 pub use options::{GoOptions, Opponent, schema as options_schema};
-pub use serve::{ArcadeApp, ArcadeServer, serve_stdio, start};
+pub use serve::{ArcadeApp, ArcadeServer, serve_stdio, start, start_conformance};
 pub use table::{Seat, Table};

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use mcpl_protocol::mcp::CallToolResult;
+use mcpl_server::conformance_fixture::{self, Fixture};
 use mcpl_server::driver::{App, Handle, Runtime};
 use mcpl_server::{CloseReply, Context, OpenReply, Principal, Server, ServerConfig, WallClock};
 use serde_json::{Map, Value};
@@ -28,17 +29,29 @@ fn now() -> Instant {
 
 /// The arcade as an SDK app: handlers run on the [`Arcade`]; a bot move owed goes to the
 /// worker from the call's [`Context::after_commit`] hook; `hint` thinks on a blocking
-/// thread.
+/// thread. Started with [`start_conformance`], the conformance fixture's tools and toolsets
+/// go to the SDK's [`Fixture`] instead.
 #[derive(Debug)]
 pub struct ArcadeApp {
     arcade: Arc<Arcade>,
     bot_turns: mpsc::UnboundedSender<BotTurn>,
+    fixture: Option<Fixture>,
 }
 
 impl ArcadeApp {
     /// The games behind the app.
     pub fn arcade(&self) -> &Arc<Arcade> {
         &self.arcade
+    }
+
+    /// The conformance fixture, when `toolset` (or, without one, `tool`) is its own.
+    fn fixture_for(&self, toolset: Option<&str>, tool: Option<&str>) -> Option<&Fixture> {
+        let owned = match (toolset, tool) {
+            (Some(toolset), _) => conformance_fixture::owns_toolset(toolset),
+            (None, Some(tool)) => conformance_fixture::owns_tool(tool),
+            (None, None) => false,
+        };
+        self.fixture.as_ref().filter(|_| owned)
     }
 }
 
@@ -49,6 +62,9 @@ impl App for ArcadeApp {
         tool: &str,
         args: Map<String, Value>,
     ) -> CallToolResult {
+        if let Some(fixture) = self.fixture_for(None, Some(tool)) {
+            return fixture.call_tool(ctx, tool, args).await;
+        }
         if tool == "hint" {
             // The hint thinks for a while: off the connection's task.
             let (arcade, who) = (self.arcade.clone(), ctx.principal().clone());
@@ -71,11 +87,19 @@ impl App for ArcadeApp {
     }
 
     async fn open(&self, ctx: &mut Context) -> OpenReply {
-        self.arcade.open(ctx, now())
+        let toolset = ctx.toolset().map(|t| t.as_str().to_owned());
+        match self.fixture_for(toolset.as_deref(), None) {
+            Some(fixture) => fixture.open(ctx),
+            None => self.arcade.open(ctx, now()),
+        }
     }
 
     async fn close(&self, ctx: &mut Context, disconnect: bool) -> CloseReply {
-        self.arcade.close(ctx, disconnect)
+        let toolset = ctx.toolset().map(|t| t.as_str().to_owned());
+        match self.fixture_for(toolset.as_deref(), None) {
+            Some(_) => CloseReply::default(),
+            None => self.arcade.close(ctx, disconnect),
+        }
     }
 }
 
@@ -101,15 +125,32 @@ impl Drop for ArcadeServer {
 /// Builds the arcade and starts its worker; call inside a tokio runtime. Serve connections
 /// with [`ArcadeServer::runtime`] (`serve`, `serve_stdio`) or [`ArcadeServer::serve_stdio`].
 pub fn start(config: ArcadeConfig) -> Result<ArcadeServer, ArcadeError> {
-    let catalog = catalog::declarations().build()?;
+    launch(config, false)
+}
+
+/// [`start`], with the conformance suite's fixture contract
+/// ([`mcpl_server::conformance_fixture`]) declared beside the games, so that
+/// `mcpl conformance server -- mcpl arcade --conformance` can drive every server vector.
+/// The games are unchanged; the `cf-*` toolsets and `cf_*` tools are the fixture's.
+pub fn start_conformance(config: ArcadeConfig) -> Result<ArcadeServer, ArcadeError> {
+    launch(config, true)
+}
+
+fn launch(config: ArcadeConfig, conformance: bool) -> Result<ArcadeServer, ArcadeError> {
+    let base = catalog::declarations();
+    let catalog = if conformance {
+        Fixture::catalog(&base, true)?
+    } else {
+        base.clone().build()?
+    };
     let clock = WallClock::new(now(), SystemTime::now());
-    let server = Server::new(catalog, ServerConfig::new(clock));
+    let handle = Handle::new(Server::new(catalog, ServerConfig::new(clock)));
     let (tx, rx) = mpsc::unbounded_channel();
     let app = ArcadeApp {
         arcade: Arc::new(Arcade::new(config)),
         bot_turns: tx,
+        fixture: conformance.then(|| Fixture::new(base, handle.clone())),
     };
-    let handle = Handle::new(server);
     let worker = tokio::spawn(work(handle.clone(), app.arcade.clone(), rx));
     let runtime = Runtime::new(handle, app);
     Ok(ArcadeServer { runtime, worker })

@@ -1,7 +1,8 @@
 //! The `mcpl` binary: one command for every part of the project.
 //!
-//! Each subcommand is a thin shell over a library crate. A subcommand whose part is not built
-//! yet says so and exits with status 2; nothing here pretends to work.
+//! Each subcommand is a thin shell over a library crate: it parses flags here, runs the
+//! library in `cmd::<name>`, and returns the exit status (2 for a usage error or a run that
+//! could not start).
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -37,6 +38,10 @@ enum Command {
         /// On stdio: the principal this process serves.
         #[arg(long, value_name = "NAME", default_value = "local")]
         principal: String,
+        /// Also serve the conformance fixture contract (the `cf-*` toolsets and `cf_*` tools,
+        /// docs/CONFORMANCE.md) beside the games, for `mcpl conformance server`.
+        #[arg(long)]
+        conformance: bool,
     },
     /// Run a scripted agent through a whole session and print the transcript and cache report.
     Demo,
@@ -60,22 +65,68 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum ConformanceTarget {
-    /// Check a server: `mcpl conformance server -- CMD...`.
+    /// Check a server: `mcpl conformance server -- CMD...` (a process per connection, MCP
+    /// over stdio) or `mcpl conformance server --url ws://...`.
     Server {
+        /// A running server's ws:// URL, instead of a command.
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// With `--url`: sent as `Authorization: Bearer TOKEN` on every connection, which
+        /// makes them one principal (vectors 9, 14 and 32 need that).
+        #[arg(long, value_name = "TOKEN", requires = "url")]
+        token: Option<String>,
+        #[command(flatten)]
+        report: ReportArgs,
         /// The command that starts the server under test.
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
-    /// Check a host: `mcpl conformance host -- CMD...`.
+    /// Check a host: `mcpl conformance host -- CMD...`; `{url}` in CMD is replaced by the
+    /// suite's scripted server URL (appended when absent).
     Host {
+        #[command(flatten)]
+        report: ReportArgs,
         /// The command that starts the host under test.
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
 }
 
+/// How `mcpl conformance` reports, on either side.
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// Print the report as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also write the report as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<std::path::PathBuf>,
+    /// Run only this check (`v04`, `h28`); repeat for several.
+    #[arg(long = "only", value_name = "ID")]
+    only: Vec<String>,
+}
+
+impl ReportArgs {
+    /// The suite's arguments: these flags, the target command and, for a server, its URL.
+    fn into_args(
+        self,
+        command: Vec<String>,
+        url: Option<String>,
+        token: Option<String>,
+    ) -> mcpl_conformance::cli::Args {
+        mcpl_conformance::cli::Args {
+            command,
+            url,
+            token,
+            json: self.json,
+            junit: self.junit,
+            only: self.only,
+        }
+    }
+}
+
 impl Command {
-    /// The name printed when a subcommand is not built yet.
+    /// The name printed before a subcommand's error.
     fn name(&self) -> &'static str {
         match self {
             Command::Surface { .. } => "surface",
@@ -97,15 +148,28 @@ fn main() -> ExitCode {
             listen,
             tokens,
             principal,
+            conformance,
         } => cmd::arcade::run(cmd::arcade::Options {
             listen,
             tokens,
             principal,
+            conformance,
         }),
         Command::Demo => cmd::demo::run(),
         Command::Conformance { target } => match target {
-            ConformanceTarget::Server { command } => cmd::conformance::run_server(command),
-            ConformanceTarget::Host { command } => cmd::conformance::run_host(command),
+            ConformanceTarget::Server {
+                url,
+                token,
+                report,
+                command,
+            } => cmd::conformance::run(
+                cmd::conformance::Side::Server,
+                report.into_args(command, url, token),
+            ),
+            ConformanceTarget::Host { report, command } => cmd::conformance::run(
+                cmd::conformance::Side::Host,
+                report.into_args(command, None, None),
+            ),
         },
         Command::Bench { quick } => cmd::bench::run(quick),
         Command::Inspect { spec } => cmd::inspect::run(spec),

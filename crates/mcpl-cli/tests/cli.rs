@@ -1,4 +1,4 @@
-//! The CLI contract of DESIGN.md: subcommand names and the exit status of unbuilt parts.
+//! The CLI contract of DESIGN.md: subcommand names, usage errors, and each subcommand's output.
 
 use std::process::Command;
 
@@ -33,20 +33,48 @@ fn unknown_subcommand_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("frobnicate"));
 }
 
-/// Subcommands whose part is not built yet exit 2 and say so, and nothing else.
+/// `mcpl bench --quick` measures what it can and prints one table with every row of the
+/// issue: measured rows as ratios against their baselines, the others marked "not measured"
+/// with the reason, never with a number.
 #[test]
-fn unbuilt_subcommands_say_so_and_exit_2() {
-    for args in [
-        &["bench", "--quick"][..],
-        &["conformance", "server", "--", "x"][..],
-        &["conformance", "host", "--", "x"][..],
+fn bench_quick_prints_a_table_with_every_row() {
+    let out = mcpl(&["bench", "--quick"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{err}");
+    assert!(text.starts_with("Machine: "), "{text}");
+    assert!(
+        text.contains("| row | measure | ours | baseline | ratio |"),
+        "{text}"
+    );
+    for row in [
+        "| 1 cache stability |",
+        "| 2 controller throughput |",
+        "| 3 surface overhead |",
+        "| 4 server fan-out |",
+        "| 5 peer comparison |",
     ] {
-        let out = mcpl(args);
-        assert_eq!(out.status.code(), Some(2), "mcpl {args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("not built yet"), "mcpl {args:?}: {err}");
-        assert!(out.stdout.is_empty(), "mcpl {args:?} printed to stdout");
+        assert!(text.contains(row), "no `{row}` in:\n{text}");
     }
+    assert!(!text.contains("FAILED"), "{text}");
+    // Rows 2 and 4 are always built: each line has a ratio, a number.
+    for line in text.lines().filter(|l| {
+        l.starts_with("| 2 controller throughput |") || l.starts_with("| 4 server fan-out |")
+    }) {
+        let ratio = line
+            .trim_end_matches('|')
+            .rsplit('|')
+            .next()
+            .unwrap_or("")
+            .trim();
+        assert!(ratio.parse::<f64>().is_ok(), "no ratio in `{line}`");
+    }
+    assert!(
+        text.matches("| 4 server fan-out |").count() >= 2,
+        "row 4 has its latency figures:\n{text}"
+    );
+    // The progress bar goes to stderr and reaches its end.
+    assert!(err.contains("5/5 done"), "{err}");
 }
 
 /// `mcpl inspect` reads a real server (the arcade as a child process) the way a host with

@@ -11,8 +11,10 @@
 //!
 //! Both return a [`Report`]: one [`CheckResult`] per rule, passed, failed with the messages
 //! exchanged, or skipped with a reason (never a silent pass). [`render`] turns it into a
-//! table, JSON or JUnit XML. The crate uses `mcpl-protocol` for names and `mcpl-rpc` for the
-//! wire; it knows no server or host internals.
+//! table, JSON or JUnit XML. The crate uses `mcpl-protocol` for names and `mcpl-rpc` (with
+//! tokio) for the wire; it knows no server or host internals, so it judges any
+//! implementation only by what it says on the wire. `docs/CONFORMANCE.md` has the vector
+//! table, the fixture and host contracts, and how to test a server in another language.
 //!
 //! # For the `mcpl conformance` command
 //!
@@ -31,8 +33,9 @@
 //! - [`catalog`]: the rules: [`VECTORS`] and [`HOST_RULES`].
 //! - [`cli`]: what the `mcpl conformance` subcommand calls.
 //! - [`fixture`]: the names a server under test exposes.
-//! - [`reference`]: the reference fixture, a correct server meeting the contract, with faults
-//!   that break it one rule at a time.
+//! - [`reference`](mod@reference): the reference fixture, a correct server meeting the
+//!   contract, with faults that break it one rule at a time; the `mcpl-conformance-fixture`
+//!   binary serves it on stdio or WebSocket.
 //! - [`target`]: [`ServerTarget`], [`HostTarget`], [`Options`], the connector traits.
 //! - [`report`]: [`Report`], [`CheckResult`], [`Outcome`].
 //! - [`transcript`]: the messages a check exchanged.

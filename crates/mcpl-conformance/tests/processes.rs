@@ -74,3 +74,30 @@ async fn v14_url_target_with_a_token_shares_the_principal() {
     }
     let _ = child.kill().await;
 }
+
+#[tokio::test]
+async fn a_server_that_cannot_start_fails_every_check_at_once() {
+    let target = ServerTarget::Command(vec!["/nonexistent/mcpl-server-under-test".into()]);
+    let report = run_server_suite(target, options(&[])).await;
+    assert_eq!(report.checks.len(), 38);
+    for c in &report.checks {
+        let Outcome::Fail { reason, .. } = &c.outcome else {
+            panic!("{}: {:?}", c.id, c.outcome);
+        };
+        assert!(reason.contains("could not be reached"), "{reason}");
+    }
+}
+
+#[tokio::test]
+async fn a_host_that_cannot_start_fails_every_check_at_once() {
+    use mcpl_conformance::{HostTarget, run_host_suite};
+    let target = HostTarget::Command(vec!["/nonexistent/mcpl-host-under-test".into()]);
+    let report = run_host_suite(target, options(&[])).await;
+    assert_eq!(report.checks.len(), 46);
+    assert!(
+        report
+            .checks
+            .iter()
+            .all(|c| matches!(c.outcome, Outcome::Fail { .. }))
+    );
+}

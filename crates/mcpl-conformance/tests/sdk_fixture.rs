@@ -1,148 +1,28 @@
-//! The fixture contract written on the project's server SDK (`mcpl-server`), run through the
-//! server suite: every server vector passes. This doubles as the template for adding the
-//! contract to an SDK-based server such as the arcade.
+//! The fixture contract written on the project's server SDK (`mcpl_server::conformance_fixture`,
+//! the module `mcpl arcade --conformance` uses too), run through the server suite: every
+//! server vector passes.
 
-use mcpl_conformance::fixture::*;
 use mcpl_conformance::{BoxFuture, Connector, Options, Outcome, ServerTarget, run_server_suite};
-use mcpl_protocol::mcp::{CallToolResult, Tool};
-use mcpl_protocol::rfc014::Presence;
 use mcpl_rpc::Transport;
-use mcpl_server::driver::{App, Handle, Runtime};
-use mcpl_server::{
-    Catalog, Context, Declarations, Event, OpenReply, Principal, Server, ServerConfig, ToolDef,
-    ToolsetDef, Update, WallClock,
-};
-use serde_json::{Map, Value, json};
+use mcpl_server::conformance_fixture::{self as cf, Fixture};
+use mcpl_server::driver::{Handle, Runtime};
+use mcpl_server::{Declarations, Principal, Server, ServerConfig, WallClock};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
-
-fn object(properties: Value) -> Value {
-    json!({"type": "object", "properties": properties})
-}
-
-fn catalog(with_flat: bool) -> Catalog {
-    let visible = object(json!({"visible": {"type": "boolean"}, "delayMs": {"type": "integer"}}));
-    let mut d = Declarations::new("cf-sdk", "0")
-        .event_feature_set("cf")
-        .tool(ToolDef::new(REVEAL, "Set cf_revealed's visibility.").input_schema(visible.clone()))
-        .tool(ToolDef::new(LATER, "Set it later, as something else.").input_schema(visible))
-        .tool(
-            ToolDef::new(MOVE, "Move cf_mover.")
-                .input_schema(object(json!({"presence": {"enum": ["static", "dynamic"]}}))),
-        )
-        .tool(ToolDef::new(MOVER, "A tool that moves."))
-        .tool(
-            ToolDef::new(UNDECLARE, "Remove cf-flat.")
-                .input_schema(object(json!({"restore": {"type": "boolean"}}))),
-        )
-        .tool(
-            ToolDef::new(REVEALED, "Revealed by cf_reveal.")
-                .dynamic()
-                .hidden(),
-        )
-        .tool(ToolDef::new(GROUPED, "In an undeclared group.").group(GROUP))
-        .toolset(
-            ToolsetDef::new(INSTANCED, "Game")
-                .instances()
-                .options_schema(json!({"type": "object", "additionalProperties": false,
-                    "properties": {"level": {"type": "integer", "minimum": 1, "maximum": 3}}}))
-                .tool(
-                    ToolDef::new(ECHO, "Echo a value.").input_schema(json!({"type": "object",
-                    "required": ["value"], "properties": {"value": {"type": "string"}}})),
-                )
-                .tool(ToolDef::new(FINISH, "Finish the game.")),
-        )
-        .toolset(
-            ToolsetDef::new(DEFAULT_OPEN, "Open")
-                .default_open()
-                .tool(ToolDef::new(OPENED_TOOL, "Open tool.")),
-        );
-    if with_flat {
-        d = d.toolset(ToolsetDef::new(FLAT, "Flat").tool(ToolDef::new(FLAT_TOOL, "Flat tool.")));
-    }
-    d.build().expect("the fixture declarations are valid")
-}
-
-struct Cf {
-    handle: Handle,
-}
-
-impl App for Cf {
-    async fn open(&self, ctx: &mut Context) -> OpenReply {
-        if let Some(instance) = ctx.instance().map(|i| i.to_string()) {
-            let mut def = Tool::new(ECHO);
-            def.description = Some(json!("Echo a value this instance accepts."));
-            def.input_schema = json!({"type": "object", "required": ["value"],
-                "properties": {"value": {"enum": [instance]}}});
-            ctx.here().define(def);
-        }
-        OpenReply::text("opened")
-    }
-
-    async fn call_tool(
-        &self,
-        ctx: &mut Context,
-        tool: &str,
-        args: Map<String, Value>,
-    ) -> CallToolResult {
-        let visible = args.get("visible").and_then(Value::as_bool).unwrap_or(true);
-        let delay = Duration::from_millis(args.get("delayMs").and_then(Value::as_u64).unwrap_or(0));
-        match tool {
-            ECHO => {
-                let instance = ctx.instance().map(|i| i.to_string()).unwrap_or_default();
-                let value = args.get("value").and_then(Value::as_str).unwrap_or("");
-                CallToolResult::text(format!("{instance}:{value}"))
-            }
-            FINISH => {
-                ctx.here().end("the game finished");
-                CallToolResult::text("finished")
-            }
-            REVEAL => {
-                tokio::time::sleep(delay).await;
-                ctx.update().tools().set_visible(REVEALED, visible);
-                CallToolResult::text("revealed")
-            }
-            LATER => {
-                let (handle, who) = (self.handle.clone(), ctx.principal().clone());
-                tokio::spawn(async move {
-                    tokio::time::sleep(delay).await;
-                    let mut update = Update::new();
-                    update.tools().set_visible(REVEALED, visible);
-                    update.event(Event::text("the world moved"));
-                    let _ = handle.apply(&who, update);
-                });
-                CallToolResult::text("later")
-            }
-            MOVE => {
-                let to = if args.get("presence") == Some(&json!("dynamic")) {
-                    Presence::Dynamic
-                } else {
-                    Presence::Static
-                };
-                ctx.update().move_tool(MOVER, to);
-                CallToolResult::text("moved")
-            }
-            UNDECLARE => {
-                let restore = args.get("restore") == Some(&json!(true));
-                self.handle.replace_catalog(catalog(restore));
-                CallToolResult::text("done")
-            }
-            _ => CallToolResult::text("ok"),
-        }
-    }
-}
+use std::time::{Instant, SystemTime};
 
 /// Connections to one in-process SDK server; `shared` makes them one principal.
 struct SdkFixture {
-    runtime: Runtime<Cf>,
+    runtime: Runtime<Fixture>,
     shared: bool,
 }
 
 impl SdkFixture {
     fn new(shared: bool) -> Arc<SdkFixture> {
+        let base = Declarations::new("cf-sdk", "0").event_feature_set("cf");
+        let catalog = Fixture::catalog(&base, true).expect("the fixture declarations are valid");
         let clock = WallClock::new(Instant::now(), SystemTime::now());
-        let handle = Handle::new(Server::new(catalog(true), ServerConfig::new(clock)));
-        let runtime = Runtime::new(handle.clone(), Cf { handle });
+        let handle = Handle::new(Server::new(catalog, ServerConfig::new(clock)));
+        let runtime = Runtime::new(handle.clone(), Fixture::new(base, handle));
         Arc::new(SdkFixture { runtime, shared })
     }
 }
@@ -205,4 +85,30 @@ async fn s13_the_server_sdk_passes_every_server_vector() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The SDK module spells every name of the contract as the suite does.
+#[test]
+fn s13_the_sdk_module_uses_the_suite_fixture_names() {
+    use mcpl_conformance::fixture as suite;
+    let pairs = [
+        (cf::INSTANCED, suite::INSTANCED),
+        (cf::FLAT, suite::FLAT),
+        (cf::DEFAULT_OPEN, suite::DEFAULT_OPEN),
+        (cf::GROUP, suite::GROUP),
+        (cf::ECHO, suite::ECHO),
+        (cf::FINISH, suite::FINISH),
+        (cf::FLAT_TOOL, suite::FLAT_TOOL),
+        (cf::OPENED_TOOL, suite::OPENED_TOOL),
+        (cf::GROUPED, suite::GROUPED),
+        (cf::REVEALED, suite::REVEALED),
+        (cf::REVEAL, suite::REVEAL),
+        (cf::LATER, suite::LATER),
+        (cf::MOVE, suite::MOVE),
+        (cf::MOVER, suite::MOVER),
+        (cf::UNDECLARE, suite::UNDECLARE),
+    ];
+    for (ours, theirs) in pairs {
+        assert_eq!(ours, theirs);
+    }
 }

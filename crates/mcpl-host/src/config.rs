@@ -97,11 +97,15 @@ pub struct ControllerConfig {
     pub backoff_max: Duration,
     /// Most pages one `tools/list` may have (H04).
     pub max_pages: usize,
+    /// Most recovery runs (each a `tools/list` and `toolsets/list` re-read) started in any
+    /// 60 s; at least 1. A run past it is deferred until the window admits it, never dropped,
+    /// and announced with [`Effect::RecoveryLimited`](crate::Effect::RecoveryLimited).
+    pub max_recoveries_per_minute: u32,
 }
 
 impl ControllerConfig {
     /// A configuration with the defaults: ordered transport, toolHints on, 30 s timeout,
-    /// 2 s hold, backoff 100 ms to 10 s, 64 pages.
+    /// 2 s hold, backoff 100 ms to 10 s, 64 pages, 60 recovery runs a minute.
     pub fn new(server: impl Into<String>, principal: impl Into<String>) -> Self {
         ControllerConfig {
             server: server.into(),
@@ -116,6 +120,7 @@ impl ControllerConfig {
             backoff_initial: Duration::from_millis(100),
             backoff_max: Duration::from_secs(10),
             max_pages: 64,
+            max_recoveries_per_minute: 60,
         }
     }
 }

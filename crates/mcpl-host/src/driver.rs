@@ -391,6 +391,10 @@ impl Task {
                         Effect::Recovering(r) => {
                             tracing::debug!(server = %name, reason = ?r, "recovering")
                         }
+                        Effect::RecoveryLimited { reason, until } => {
+                            let wait = until.saturating_duration_since(now());
+                            tracing::warn!(server = %name, ?reason, ?wait, "recovery deferred by its rate limit")
+                        }
                     }
                 }
                 self.pres.update(c.ctrl.snapshot(), c.granted);

@@ -439,7 +439,7 @@ async fn requests_read_before_end_of_file_are_still_answered() {
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
         .await;
     raw.close_write().await;
-    let mut answers = vec![raw.recv_json().await, raw.recv_json().await];
+    let mut answers = [raw.recv_json().await, raw.recv_json().await];
     answers.sort_by_key(|a| a["id"].as_i64());
     assert_eq!(answers[0]["result"]["text"], "a");
     assert_eq!(answers[1]["result"], serde_json::json!({}));

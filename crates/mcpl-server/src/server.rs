@@ -14,6 +14,13 @@ use std::time::{Duration, Instant};
 /// How long ended records stay listed unless configured otherwise (§5.3: an hour).
 pub const DEFAULT_ENDED_TTL: Duration = Duration::from_secs(3600);
 
+/// How many instances one principal may have open at once unless configured otherwise.
+pub(crate) const DEFAULT_MAX_OPEN_INSTANCES: usize = 128;
+
+/// How many `push/event` requests one connection may have unanswered unless configured
+/// otherwise.
+pub(crate) const DEFAULT_MAX_PENDING_EVENTS: usize = 256;
+
 /// Server-wide settings.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -21,6 +28,14 @@ pub struct ServerConfig {
     pub ended_ttl: Duration,
     /// Anchors `now` to wall-clock time, for timestamps.
     pub clock: WallClock,
+    /// The most instances (of instanced toolsets) one principal may have open at once. A
+    /// host's open past it is refused with an error naming the limit; opens of toolsets
+    /// without instances, adoptions and what app code opens itself are not counted against it.
+    pub max_open_instances: usize,
+    /// The most `push/event` requests one connection may have unanswered. Past it, a change
+    /// goes as `tools/hints` without its event (the hints are never held back) and the drop
+    /// is logged; pushes resume as the host answers.
+    pub max_pending_events: usize,
 }
 
 impl ServerConfig {
@@ -29,6 +44,8 @@ impl ServerConfig {
         ServerConfig {
             ended_ttl: DEFAULT_ENDED_TTL,
             clock,
+            max_open_instances: DEFAULT_MAX_OPEN_INSTANCES,
+            max_pending_events: DEFAULT_MAX_PENDING_EVENTS,
         }
     }
 }

@@ -15,6 +15,7 @@ use mcpl_protocol::mcp::{
     CallToolParams, Implementation, InitializeParams, InitializeResult, ServerCapabilities,
     ToolsCapability, ToolsListResult,
 };
+use mcpl_protocol::mcpl::{FeatureSet, FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::methods;
 use mcpl_rpc::{Event, Peer, PeerConfig, Responder, Transport, decode_params};
 use serde_json::{Map, Value, json};
@@ -32,6 +33,8 @@ pub(crate) struct Published {
     last: Option<String>,
     /// `tools/list_changed` was sent and the client has not re-listed since.
     pub(crate) told_stale: bool,
+    /// The client advertised MCPL `pushEvents` in `initialize`.
+    pub(crate) client_push: bool,
 }
 
 impl Published {
@@ -56,6 +59,9 @@ pub(crate) async fn serve(
                 let method = request.method.clone();
                 match method.as_str() {
                     methods::INITIALIZE => initialize(&hub, &peer, &request, responder),
+                    methods::FEATURE_SETS_UPDATE => {
+                        feature_sets_update(&hub, &peer, &request, responder)
+                    }
                     methods::PING => {
                         let _ = responder.respond(json!({}));
                     }
@@ -115,11 +121,9 @@ fn initialize(
         .and_then(|m| m.get("pushEvents"))
         .and_then(Value::as_bool)
         == Some(true);
-    hub.set_sink(if client_push {
-        ClientSink::Push(peer.clone())
-    } else {
-        ClientSink::Log(peer.clone())
-    });
+    // Pushes go out as log messages until an MCPL client grants pushEvents (MCPL §5.3).
+    hub.set_sink(ClientSink::Log(peer.clone()));
+    hub.lock().published.client_push = client_push;
     let mut caps = ServerCapabilities {
         tools: Some(ToolsCapability {
             list_changed: Some(true),
@@ -130,7 +134,7 @@ fn initialize(
     };
     // For MCPL clients: events reach them as push/event (MCPL §9).
     let mcpl = json!({"version": "0.5", "pushEvents": true,
-        "featureSets": {"surface.events": {"description": "Events from the servers behind this surface", "uses": ["pushEvents"]}}});
+        "featureSets": {EVENTS: {"description": "Events from the servers behind this surface", "uses": ["pushEvents"]}}});
     caps.experimental = Some(Map::from_iter([("mcpl".to_owned(), mcpl)]));
     let mut info = Implementation::new("mcpl-surface", env!("CARGO_PKG_VERSION"));
     info.title = Some("MCPL surface host".to_owned());
@@ -140,6 +144,43 @@ fn initialize(
             .to_owned(),
     );
     let _ = responder.respond_with(&result);
+}
+
+/// The feature set the surface's pushes use.
+const EVENTS: &str = "surface.events";
+
+/// MCPL §5.3: the client's policy; `push/event` goes to it only once `pushEvents` is
+/// granted for our feature set, and back to log messages if a later policy withdraws it.
+fn feature_sets_update(
+    hub: &Hub,
+    peer: &Peer,
+    request: &mcpl_protocol::jsonrpc::Request,
+    responder: Responder,
+) {
+    let params: FeatureSetsUpdateParams = match decode_params(request) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = responder.error(e);
+            return;
+        }
+    };
+    if let Err(e) = params.check() {
+        hub.set_sink(ClientSink::Log(peer.clone()));
+        let _ = responder.invalid_params(e);
+        return;
+    }
+    let set = FeatureSet::new(
+        "Events from the servers behind this surface",
+        ["pushEvents"],
+    );
+    let advertised = hub.lock().published.client_push;
+    let granted = advertised && params.feature_set_state(EVENTS, &set).is_ok();
+    hub.set_sink(if granted {
+        ClientSink::Push(peer.clone())
+    } else {
+        ClientSink::Log(peer.clone())
+    });
+    let _ = responder.respond_with(&FeatureSetsUpdateResult::accepted());
 }
 
 /// Waits (bounded) until every server was read, so the first list is the lasting one.

@@ -8,7 +8,7 @@
 //! Dynamic tools are reached through the meta-tools; what changed, and every event pushed
 //! since the last call, rides as concise text at the end of each meta-tool result. Pushes
 //! also go to the client as `notifications/message`, or as `push/event` to a client that
-//! advertises MCPL with `pushEvents`.
+//! advertises MCPL with `pushEvents` and grants it by `featureSets/update`.
 //!
 //! Each backing server gets an `mcpl_host` controller (the sans-IO core) driven by a link
 //! task that reconnects with backoff when the server crashes or disconnects. After a

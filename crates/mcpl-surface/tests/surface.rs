@@ -389,6 +389,14 @@ async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
     let cutter = Cutter::with(&["cells"]);
     let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});
     let (_surface, mut client) = surface_for(&cutter, &["cells"], caps).await;
+    // MCPL §5.3: the grant comes by the client's policy request.
+    let receipt = client
+        .request(
+            "featureSets/update",
+            json!({"effectiveCapabilities": ["pushEvents"]}),
+        )
+        .await;
+    assert_eq!(receipt["accepted"], true, "{receipt}");
     client.tools().await;
     client
         .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
@@ -444,4 +452,32 @@ async fn s8_1_only_a_static_definition_change_changes_the_list_and_the_client_is
         .call("toolsets_act", json!({"tool": "board", "args": {}}))
         .await;
     assert!(!err, "{text}");
+}
+
+#[tokio::test]
+async fn s8_6_an_mcpl_client_that_never_grants_push_events_gets_log_messages() {
+    let cutter = Cutter::with(&["cells"]);
+    let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});
+    let (_surface, mut client) = surface_for(&cutter, &["cells"], caps).await;
+    // A policy that grants nothing.
+    client
+        .request("featureSets/update", json!({"effectiveCapabilities": []}))
+        .await;
+    client.tools().await;
+    client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c3"}}),
+        )
+        .await;
+    let e = next_event(&mut client, |e| match e {
+        Event::Request { request, .. } => request.method == "push/event",
+        Event::Notification { notification, .. } => notification.method == "notifications/message",
+        _ => false,
+    })
+    .await;
+    assert!(matches!(e, Event::Notification { .. }), "{e:?}");
 }

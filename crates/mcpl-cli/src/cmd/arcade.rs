@@ -17,6 +17,8 @@ pub struct Options {
     pub tokens: Vec<String>,
     /// The principal of a stdio session.
     pub principal: String,
+    /// Serve the conformance fixture contract beside the games (`--conformance`).
+    pub conformance: bool,
 }
 
 /// Where the arcade listens.
@@ -64,7 +66,11 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
     }
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
     runtime.block_on(async move {
-        let server = mcpl_arcade::start(ArcadeConfig::default())?;
+        let server = if options.conformance {
+            mcpl_arcade::start_conformance(ArcadeConfig::default())?
+        } else {
+            mcpl_arcade::start(ArcadeConfig::default())?
+        };
         match listen {
             None => {
                 server

@@ -1,9 +1,27 @@
-//! `mcpl bench`.
+//! `mcpl bench [--quick]`: run every benchmark row against its baseline in the same run and
+//! print the results as a Markdown table (the rows and their baselines are described in
+//! `mcpl-bench` and docs/BENCHMARKS.md). Progress goes to stderr, the table to stdout.
+//!
+//! Row 4 starts this same binary as its child servers: with `MCPL_BENCH_CHILD` set,
+//! `mcpl bench` serves that role on 127.0.0.1 until its stdin closes instead.
 
+use anyhow::Context;
+use mcpl_bench::{BenchConfig, ChildRole, Progress};
 use std::process::ExitCode;
 
 /// Run `mcpl bench`.
 pub fn run(quick: bool) -> anyhow::Result<ExitCode> {
-    let _ = quick;
-    super::not_built_yet("bench")
+    if let Some(role) = ChildRole::from_env() {
+        mcpl_bench::serve_child(role?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let exe = std::env::current_exe().context("finding the mcpl binary for row 4's servers")?;
+    let mut progress = Progress::new(5);
+    let report = mcpl_bench::run(&BenchConfig { quick, exe }, &mut progress);
+    print!("{}", report.markdown());
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

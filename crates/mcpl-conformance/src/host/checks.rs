@@ -53,6 +53,13 @@ impl Ctx<'_> {
         Ok(Run { server, agent })
     }
 
+    /// Starts the host once against a fresh world and stops it.
+    pub(super) async fn preflight(&self) -> Step {
+        let run = self.start(World::new()).await?;
+        run.stop().await;
+        Ok(())
+    }
+
     pub(super) fn wait(&self) -> Duration {
         self.options.wait
     }

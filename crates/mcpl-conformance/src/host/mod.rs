@@ -23,6 +23,29 @@ use std::time::Instant;
 pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
     let mut report = Report::new(Side::Host, target.describe());
     let nonce = std::process::id() % 100_000;
+    // Start the host once first: one that cannot start or never connects fails every check
+    // at once, with one transcript.
+    let preflight = Transcript::new();
+    let cx = checks::Ctx {
+        target: &target,
+        options: &options,
+        transcript: preflight.clone(),
+        nonce,
+    };
+    if let Err(Verdict::Fail(why) | Verdict::Skip(why)) = cx.preflight().await {
+        for rule in VECTORS
+            .iter()
+            .chain(HOST_RULES.iter())
+            .filter(|r| options.selects(r.id))
+        {
+            let outcome = Outcome::Fail {
+                reason: format!("the host could not be started and connected: {why}"),
+                transcript: preflight.entries(),
+            };
+            report.checks.push(CheckResult::new(rule, outcome, 0));
+        }
+        return report;
+    }
     for rule in VECTORS
         .iter()
         .chain(HOST_RULES.iter())

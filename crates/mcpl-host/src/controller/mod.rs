@@ -121,6 +121,16 @@ pub enum Effect {
     Answered(Answer),
     /// A recovery run started.
     Recovering(RecoveryReason),
+    /// A recovery run was due but [`ControllerConfig::max_recoveries_per_minute`] runs
+    /// started in the last minute already. It starts by itself at `until` (through
+    /// [`Controller::handle_timeout`]); hints keep applying meanwhile. Log it: a server that
+    /// keeps needing recovery is broken or hostile.
+    RecoveryLimited {
+        /// Why the run was due.
+        reason: RecoveryReason,
+        /// When it will start.
+        until: Instant,
+    },
 }
 
 /// A request to open a declared toolset (§5.2).

@@ -3,7 +3,8 @@
 //!
 //! The connect path is the same run, started with [`RecoveryReason::Connect`] (H28).
 
-use std::time::Instant;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use mcpl_protocol::methods;
 use serde_json::{Value, json};
@@ -33,7 +34,12 @@ pub(crate) struct Recovery {
     failures: u32,
     /// This run is the connect read: vanished instances were ended while away (H28).
     connect: bool,
+    /// When the runs of the last minute started, oldest first (the rate limit).
+    starts: VecDeque<Instant>,
 }
+
+/// The window of `max_recoveries_per_minute`.
+const MINUTE: Duration = Duration::from_secs(60);
 
 impl Recovery {
     pub(crate) fn deadline(&self) -> Option<Instant> {
@@ -58,6 +64,30 @@ impl Controller {
     }
 
     pub(super) fn start_run(&mut self, now: Instant, reason: RecoveryReason) {
+        // The rate limit: a run past it waits, as a back-off, for the window to admit it.
+        let starts = &mut self.recovery.starts;
+        while starts
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) >= MINUTE)
+        {
+            starts.pop_front();
+        }
+        let limit = self.cfg.max_recoveries_per_minute.max(1) as usize;
+        if starts.len() >= limit {
+            let until = starts[0] + MINUTE;
+            tracing::warn!(
+                server = %self.cfg.server,
+                ?reason,
+                limit,
+                "recovery deferred: {limit} runs started in the last minute \
+                 (`max_recoveries_per_minute`)"
+            );
+            self.recovery.phase = Phase::Backoff(until);
+            self.effects
+                .push_back(Effect::RecoveryLimited { reason, until });
+            return;
+        }
+        starts.push_back(now);
         self.recovery.run += 1;
         self.recovery.again = false;
         self.recovery.failed = false;

@@ -78,6 +78,7 @@ impl Session {
         }
         params.hints = hints;
         let id = RequestId::String(format!("push-{n}"));
+        self.pending_events.insert(id.clone());
         let params = serde_json::to_value(&params).expect("push params serialize");
         self.send(Message::Request(Request::new(
             id,
@@ -95,6 +96,19 @@ impl Session {
             Statement::default()
         };
         let suggest = change.suggest.clone();
+        let limit = self.server.config().max_pending_events;
+        if change.event.is_some() && self.push_granted() && self.pending_events.len() >= limit {
+            // The host is not answering its pushes: the event is dropped, its hints are not.
+            tracing::warn!(
+                connection = %self.connection,
+                pending = self.pending_events.len(),
+                limit,
+                "push/event dropped: {} events are unanswered, the limit \
+                 (`max_pending_events`); its hints go as tools/hints",
+                self.pending_events.len()
+            );
+            return self.send_tools_hints(statement, suggest);
+        }
         match &change.event {
             Some(event) if self.push_granted() => {
                 let mut event = event.clone();

@@ -49,6 +49,7 @@ impl Session {
                         ),
                     ),
                     Begin::Started(key) => self.start_open(id, key, options, true, None),
+                    Begin::Full { key, open } => self.tool_error(id, &Begin::full_text(&key, open)),
                 }
             }
             TOOLSET_CHOOSE => {

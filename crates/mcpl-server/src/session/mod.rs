@@ -21,7 +21,7 @@ use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response}
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{InstanceName, Rev, ToolsetName};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -120,6 +120,8 @@ pub struct Session {
     current: BTreeMap<ToolsetName, InstanceName>,
     announced: Option<Value>,
     disconnected: bool,
+    /// Ids of our `push/event` requests the host has not answered yet.
+    pending_events: HashSet<RequestId>,
 }
 
 impl Session {
@@ -143,6 +145,7 @@ impl Session {
             current: BTreeMap::new(),
             announced: None,
             disconnected: false,
+            pending_events: HashSet::new(),
         }
     }
 
@@ -169,6 +172,11 @@ impl Session {
     /// Whether `push/event` may be sent: advertised by the host and granted by its policy.
     pub fn push_granted(&self) -> bool {
         self.host.push_advertised && self.host.push_granted
+    }
+
+    /// How many of this connection's `push/event` requests the host has not answered.
+    pub fn pending_events(&self) -> usize {
+        self.pending_events.len()
     }
 
     /// How many calls to app code are outstanding.
@@ -210,9 +218,13 @@ impl Session {
                 _ => {}
             },
             // Answers to our pushes: a push carrying hints is never retried (§6.1), and
-            // `accepted: false` is the host's treatment decision, so no answer changes
-            // anything here.
-            Message::Response(_) => {}
+            // `accepted: false` is the host's treatment decision, so an answer only frees its
+            // place among the pending events.
+            Message::Response(r) => {
+                if let Some(id) = &r.id {
+                    self.pending_events.remove(id);
+                }
+            }
         }
     }
 

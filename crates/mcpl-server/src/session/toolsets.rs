@@ -28,6 +28,24 @@ pub(super) enum Begin {
     Busy(OpenKey),
     /// Marked opening; the app's open handler runs next.
     Started(OpenKey),
+    /// Refused: the principal has `open` instances, the configured most.
+    Full {
+        /// The instance asked for.
+        key: OpenKey,
+        /// Instances the principal has open.
+        open: usize,
+    },
+}
+
+impl Begin {
+    /// The refusal text of [`Begin::Full`].
+    pub(super) fn full_text(key: &OpenKey, open: usize) -> String {
+        format!(
+            "cannot open {}: {open} instances are open for this principal, the most this server \
+             allows (`max_open_instances`); close one first",
+            key.describe()
+        )
+    }
 }
 
 impl Session {
@@ -85,6 +103,7 @@ impl Session {
             .entry(toolset.as_str())
             .is_some_and(|e| e.instanced());
         let connection = self.connection;
+        let max_open = self.server.config().max_open_instances;
         with_state(self.server.store(), &self.principal, |s| {
             seed(&catalog, s);
             let key = match instance {
@@ -111,6 +130,12 @@ impl Session {
                     options: o.options.clone(),
                     key,
                 },
+                None if key.instance.is_some()
+                    && s.open.keys().filter(|k| k.instance.is_some()).count() >= max_open =>
+                {
+                    let open = s.open.keys().filter(|k| k.instance.is_some()).count();
+                    Begin::Full { key, open }
+                }
                 None => {
                     let mut open =
                         new_open(String::new(), options.clone(), Opener::Host(connection));
@@ -197,6 +222,10 @@ impl Session {
                 self.respond(id, Err(r));
             }
             Begin::Started(key) => self.start_open(id, key, options, false, None),
+            Begin::Full { key, open } => {
+                let r = Refusal::invalid_params(Begin::full_text(&key, open));
+                self.respond(id, Err(r));
+            }
         }
     }
 
