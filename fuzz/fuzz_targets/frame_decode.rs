@@ -15,10 +15,13 @@ fuzz_target!(|data: &[u8]| {
     ] {
         match frame::decode(data, &limits) {
             Ok(message) => {
-                assert!(data.len() <= limits.max_frame_bytes, "a frame over the cap passed");
+                assert!(
+                    data.len() <= limits.max_frame_bytes,
+                    "a frame over the cap passed"
+                );
                 let bytes = frame::encode(&message);
-                let again = frame::decode(&bytes, &Limits::default())
-                    .expect("an encoded message decodes");
+                let again =
+                    frame::decode(&bytes, &Limits::default()).expect("an encoded message decodes");
                 assert_eq!(again, message, "a decoded message changed in a round trip");
             }
             Err(error) => {

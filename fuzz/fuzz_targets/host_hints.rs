@@ -61,9 +61,16 @@ fn message(line: &[u8], n: usize) -> Option<Message> {
     let value: Value = serde_json::from_slice(line).ok()?;
     if value.get("eventId").is_some() {
         let id = RequestId::String(format!("ev{n}"));
-        return Some(Message::Request(Request::new(id, "push/event", Some(value))));
+        return Some(Message::Request(Request::new(
+            id,
+            "push/event",
+            Some(value),
+        )));
     }
-    Some(Message::Notification(Notification::new("tools/hints", Some(value))))
+    Some(Message::Notification(Notification::new(
+        "tools/hints",
+        Some(value),
+    )))
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -92,7 +99,10 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let after = c.snapshot().applied();
-        assert!(after >= applied, "applied rev went back from {applied} to {after}");
+        assert!(
+            after >= applied,
+            "applied rev went back from {applied} to {after}"
+        );
         applied = after;
         let _ = c.poll_timeout();
     }

@@ -13,7 +13,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(revision) = digest::manifest_revision(&manifest) else {
         return;
     };
-    assert!(digest::is_revision(&revision), "bad revision form: {revision}");
+    assert!(
+        digest::is_revision(&revision),
+        "bad revision form: {revision}"
+    );
     let normalized = digest::normalize_manifest(&manifest).expect("it digested");
     assert_eq!(
         digest::manifest_revision(&normalized).expect("normalized digests"),

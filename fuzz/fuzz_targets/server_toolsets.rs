@@ -10,8 +10,8 @@ use mcpl_protocol::frame::{self, Limits};
 use mcpl_protocol::jsonrpc::{Message, Request, RequestId};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_server::{
-    CallKind, CloseReply, ConnectionId, Declarations, Effect, OpenReply, Outcome, Principal,
-    Reply, Server, ServerConfig, Session, ToolDef, ToolsetDef, WallClock,
+    CallKind, CloseReply, ConnectionId, Declarations, Effect, OpenReply, Outcome, Principal, Reply,
+    Server, ServerConfig, Session, ToolDef, ToolsetDef, WallClock,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -47,7 +47,10 @@ fn server(now: Instant) -> Server {
         )
         .build()
         .expect("fixed declarations are valid");
-    Server::new(decls, ServerConfig::new(WallClock::new(now, SystemTime::UNIX_EPOCH)))
+    Server::new(
+        decls,
+        ServerConfig::new(WallClock::new(now, SystemTime::UNIX_EPOCH)),
+    )
 }
 
 /// Drains effects, running app code at once; returns the ids answered.
@@ -58,7 +61,7 @@ fn drive(s: &mut Session, now: Instant, answered: &mut Vec<RequestId>) {
             Effect::Call(call) => {
                 let reply = match &call.kind {
                     CallKind::Open => Reply::Open(OpenReply::default()),
-                    CallKind::Close => Reply::Close(CloseReply::default()),
+                    CallKind::Close { .. } => Reply::Close(CloseReply::default()),
                     _ => Reply::Tool(CallToolResult::text("ok")),
                 };
                 let outcome = Outcome {

@@ -4,10 +4,14 @@
 //!
 //! The rows (the numbering):
 //!
-//! 1. **Cache stability** and 3. **surface overhead** need the surface host; while it is not
-//!    built they are reported as such, never with a number.
+//! 1. **Cache stability** ([`surface`]): a scripted 200-step session with opens, moves,
+//!    closes and two games at once through the surface host; the model-facing tool-list
+//!    changes and bytes re-sent, against a plain re-listing host and a dynamic-toolsets host
+//!    measured from the same states (the surface's own cache meter).
 //! 2. **Controller throughput** ([`controller`]): hint changes the host controller applies per
 //!    second, against plain `serde_json` parsing of the same frames.
+//! 3. **Surface overhead** ([`surface`]): p50 and p99 of `toolsets_act` round trips through
+//!    the surface against `tools/call` on the arcade directly, both over stdio framing.
 //! 4. **Server fan-out** ([`fanout`]): principals with three loopback WebSocket connections
 //!    each; the time from a change on one connection to the last of the others receiving its
 //!    hints, against a `ping` round trip; and the server's memory per connection and per open
@@ -15,6 +19,10 @@
 //!    (the `mcpl` binary in a [`ChildRole`]) so their memory is theirs alone.
 //! 5. **Peer comparison** ([`peers`], feature `rmcp`): tool calls per second of an
 //!    `mcpl-server` stdio server against an rmcp server doing the same work.
+//! 6. **Replicas on Redis** ([`replicas`]): the time from a change on one connection to the
+//!    last of the principal's other connections receiving its hints, with the connections on
+//!    two replicas sharing state through `mcpl-server-redis`, against one replica with the
+//!    in-memory store. Skipped without `redis-server`.
 //!
 //! Everything here reads the wall clock: it is a benchmark, not a core. Loops are bounded in
 //! count and in time, and the WebSocket rows listen on 127.0.0.1 only.
@@ -24,20 +32,26 @@
 //! - [`run`](mod@run): [`BenchConfig`] and [`run()`], which runs every row in order.
 //! - [`report`]: [`Report`], its rows and figures, and the Markdown table.
 //! - [`progress`]: [`Progress`], the progress bar on stderr.
+//! - [`surface`]: rows 1 and 3.
+//! - [`chart`]: the SVG bar chart of row 1.
 //! - [`controller`]: row 2.
 //! - [`fanout`]: row 4, and the child servers it measures ([`ChildRole`], [`serve_child`]).
 //! - [`peers`]: row 5.
+//! - [`replicas`]: row 6, replicas on Redis.
 //! - [`stats`]: percentiles and timing helpers.
 //! - [`error`](mod@error): [`BenchError`].
 
+pub mod chart;
 pub mod controller;
 pub mod error;
 pub mod fanout;
 pub mod peers;
 pub mod progress;
+pub mod replicas;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod surface;
 
 pub use error::BenchError;
 pub use fanout::{ChildRole, serve_child};

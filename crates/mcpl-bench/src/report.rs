@@ -11,6 +11,8 @@ pub enum Unit {
     Micros,
     /// A size in bytes (less is better).
     Bytes,
+    /// A count of events (less is better).
+    Count,
 }
 
 impl Unit {
@@ -27,6 +29,7 @@ impl Unit {
             }
             Unit::Bytes if value >= 1024.0 => format!("{:.1} KiB", value / 1024.0),
             Unit::Bytes => format!("{value:.0} B"),
+            Unit::Count => format!("{value:.0}"),
         }
     }
 }
@@ -85,6 +88,8 @@ pub struct Report {
     pub machine: String,
     /// The rows, in order.
     pub rows: Vec<Row>,
+    /// Row 1's comparison as an SVG bar chart, when row 1 was measured.
+    pub chart: Option<String>,
 }
 
 impl Report {
@@ -168,6 +173,7 @@ mod tests {
         let report = Report {
             quick: true,
             machine: "2 CPUs".into(),
+            chart: None,
             rows: vec![
                 Row {
                     number: 2,

@@ -4,7 +4,9 @@ use crate::controller;
 use crate::fanout;
 use crate::peers;
 use crate::progress::Progress;
+use crate::replicas;
 use crate::report::{Report, Row, RowOutcome, machine};
+use crate::surface;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,21 +19,56 @@ pub struct BenchConfig {
     pub exe: PathBuf,
 }
 
-/// Why rows 1 and 3 are not measured.
-const NO_SURFACE: &str =
-    "not built yet: needs the surface host's session API (mcpl-surface), still in progress";
-
-/// Runs every row in order, drawing `progress` (five steps), and returns the report. A row
+/// Runs every row in order, drawing `progress` (six steps), and returns the report. A row
 /// that fails is reported as failed; the others still run.
 pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
     let quick = config.quick;
     let mut rows = Vec::new();
 
+    let runtime = tokio::runtime::Runtime::new();
+    let runtime = match runtime {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let failed = RowOutcome::Failed(format!("starting tokio: {e}"));
+            let rows = [
+                (1, "cache stability"),
+                (2, "controller throughput"),
+                (3, "surface overhead"),
+                (4, "server fan-out"),
+                (5, "peer comparison"),
+                (6, "replicas on redis"),
+            ]
+            .into_iter()
+            .map(|(number, title)| Row {
+                number,
+                title,
+                outcome: failed.clone(),
+            })
+            .collect();
+            progress.finish();
+            return Report {
+                quick,
+                machine: machine(),
+                rows,
+                chart: None,
+            };
+        }
+    };
+
     progress.status("1 cache stability");
+    let steps = 200;
+    let budget = Duration::from_secs(if quick { 30 } else { 60 });
+    let (row1, chart) = match runtime.block_on(surface::session(steps, budget)) {
+        Ok(report) => (
+            RowOutcome::Measured(surface::cache_figures(&report, steps)),
+            Some(surface::cache_chart(&report, steps)),
+        ),
+        Err(e) => (RowOutcome::Failed(e.to_string()), None),
+    };
     rows.push(Row {
         number: 1,
         title: "cache stability",
-        outcome: RowOutcome::Skipped(NO_SURFACE.into()),
+        outcome: row1,
     });
 
     progress.advance("2 controller throughput");
@@ -47,43 +84,34 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
     });
 
     progress.advance("3 surface overhead");
+    let calls = if quick { 100 } else { 2_000 };
+    let budget = Duration::from_secs(if quick { 10 } else { 30 });
     rows.push(Row {
         number: 3,
         title: "surface overhead",
-        outcome: RowOutcome::Skipped(NO_SURFACE.into()),
+        outcome: outcome(runtime.block_on(surface::overhead(calls, budget))),
     });
 
     progress.advance("4 server fan-out");
-    let runtime = tokio::runtime::Runtime::new();
     let fanout = fanout::Settings {
         exe: config.exe.clone(),
         principals: if quick { 20 } else { 1_000 },
         budget: Duration::from_secs(if quick { 10 } else { 120 }),
     };
-    let (row4, row5) = match runtime {
-        Ok(runtime) => {
-            let row4 = outcome(runtime.block_on(fanout::measure(&fanout, progress)));
-            progress.advance("5 peer comparison");
-            let row5 = if peers::BUILT {
-                let settings = peers::Settings {
-                    calls: if quick { 200 } else { 20_000 },
-                    budget: Duration::from_secs(if quick { 5 } else { 20 }),
-                };
-                outcome(runtime.block_on(peers::measure(settings)))
-            } else {
-                RowOutcome::Skipped(
-                    "not in this build: needs the `rmcp` feature \
-                     (cargo run --release -p mcpl-cli --features bench-rmcp -- bench)"
-                        .into(),
-                )
-            };
-            (row4, row5)
-        }
-        Err(e) => {
-            progress.advance("5 peer comparison");
-            let failed = RowOutcome::Failed(format!("starting tokio: {e}"));
-            (failed.clone(), failed)
-        }
+    let row4 = outcome(runtime.block_on(fanout::measure(&fanout, progress)));
+    progress.advance("5 peer comparison");
+    let row5 = if peers::BUILT {
+        let settings = peers::Settings {
+            calls: if quick { 200 } else { 20_000 },
+            budget: Duration::from_secs(if quick { 5 } else { 20 }),
+        };
+        outcome(runtime.block_on(peers::measure(settings)))
+    } else {
+        RowOutcome::Skipped(
+            "not in this build: needs the `rmcp` feature \
+             (cargo run --release -p mcpl-cli --features bench-rmcp -- bench)"
+                .into(),
+        )
     };
     rows.push(Row {
         number: 4,
@@ -95,11 +123,24 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         title: "peer comparison",
         outcome: row5,
     });
+    progress.advance("6 replicas on redis");
+    let settings = replicas::Settings {
+        changes: if quick { 50 } else { 2_000 },
+        budget: Duration::from_secs(if quick { 5 } else { 30 }),
+    };
+    rows.push(Row {
+        number: 6,
+        title: "replicas on redis",
+        outcome: runtime.block_on(replicas::measure(&settings)),
+    });
     progress.finish();
+    // The surface's link tasks and the arcades end with the runtime.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     Report {
         quick,
         machine: machine(),
         rows,
+        chart,
     }
 }
 

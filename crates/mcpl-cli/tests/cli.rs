@@ -53,14 +53,17 @@ fn bench_quick_prints_a_table_with_every_row() {
         "| 3 surface overhead |",
         "| 4 server fan-out |",
         "| 5 peer comparison |",
+        "| 6 replicas on redis |",
     ] {
         assert!(text.contains(row), "no `{row}` in:\n{text}");
     }
     assert!(!text.contains("FAILED"), "{text}");
-    // Rows 2 and 4 are always built: each line has a ratio, a number.
-    for line in text.lines().filter(|l| {
-        l.starts_with("| 2 controller throughput |") || l.starts_with("| 4 server fan-out |")
-    }) {
+    // Rows 1 to 4 are always built: each of their lines ends in a ratio, a number.
+    let measured: Vec<&str> = text
+        .lines()
+        .filter(|l| (1..=4).any(|n| l.starts_with(&format!("| {n} "))))
+        .collect();
+    for line in &measured {
         let ratio = line
             .trim_end_matches('|')
             .rsplit('|')
@@ -69,12 +72,31 @@ fn bench_quick_prints_a_table_with_every_row() {
             .trim();
         assert!(ratio.parse::<f64>().is_ok(), "no ratio in `{line}`");
     }
+    // Row 5 is measured, or says it is not in this build.
+    let row5 = text
+        .lines()
+        .find(|l| l.starts_with("| 5 peer comparison |"))
+        .unwrap_or_default();
+    assert!(
+        row5.contains("rmcp") && (row5.contains("not in this build") || row5.contains("k/s")),
+        "{row5}"
+    );
+    // The surface never changes its tool list: row 1's figures for it are zero.
+    assert!(
+        text.contains("| 1 cache stability | model-facing tool-list changes (200 steps, 2 games at once) | 0 |"),
+        "{text}"
+    );
     assert!(
         text.matches("| 4 server fan-out |").count() >= 2,
         "row 4 has its latency figures:\n{text}"
     );
+    // Row 6 needs redis-server, which scripts/test installs: its p50 and p99 figures.
+    assert!(
+        text.matches("| 6 replicas on redis |").count() >= 2,
+        "row 6 has its latency figures:\n{text}"
+    );
     // The progress bar goes to stderr and reaches its end.
-    assert!(err.contains("5/5 done"), "{err}");
+    assert!(err.contains("6/6 done"), "{err}");
 }
 
 /// `mcpl inspect` reads a real server (the arcade as a child process) the way a host with

@@ -72,17 +72,38 @@ enum Command {
 
 type Inbox = mpsc::UnboundedSender<Command>;
 
-/// The in-process fan-out: each principal's connected sessions. A multi-replica deployment
-/// would put pub/sub behind the same two calls (`publish`, register).
+/// Carries principal changes to the other processes (replicas) of the same server, e.g. by
+/// Redis pub/sub. Set one with [`Handle::set_relay`]; the relay hands what it receives from
+/// the others to [`Handle::deliver`].
+pub trait Relay: Send + Sync + 'static {
+    /// Sends `change`, committed in this process, to the other replicas. Called for changes of
+    /// authenticated principals only: a per-connection principal lives in one process.
+    fn publish(&self, change: &PrincipalChange);
+}
+
+/// The in-process fan-out: each principal's connected sessions, plus an optional [`Relay`]
+/// to other replicas.
 #[derive(Default)]
 struct Hub {
     sessions: Mutex<HashMap<Principal, Vec<(ConnectionId, Inbox)>>>,
     all: Mutex<HashMap<ConnectionId, mpsc::UnboundedSender<Command>>>,
     next_connection: AtomicU64,
+    relay: std::sync::OnceLock<Arc<dyn Relay>>,
 }
 
 impl Hub {
     fn publish(&self, change: PrincipalChange) {
+        if let Some(relay) = self.relay.get()
+            && !change.principal.ends_at_disconnect()
+            && !change.is_empty()
+        {
+            relay.publish(&change);
+        }
+        self.deliver(change);
+    }
+
+    /// Hands `change` to this process's sessions of its principal only.
+    fn deliver(&self, change: PrincipalChange) {
         let change = Arc::new(change);
         let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         for (_, tx) in sessions.get(&change.principal).into_iter().flatten() {
@@ -134,6 +155,27 @@ impl Handle {
         let change = self.server.apply(now(), principal, update)?;
         self.hub.publish(change);
         Ok(())
+    }
+
+    /// Sets the relay that carries this process's principal changes to other replicas (see
+    /// [`Relay`]). Only the first call takes effect; returns whether this one did.
+    pub fn set_relay(&self, relay: Arc<dyn Relay>) -> bool {
+        self.hub.relay.set(relay).is_ok()
+    }
+
+    /// Hands a change committed by another replica (through a [`Relay`]) to this process's
+    /// connections of its principal, each on its own next rev (§5.6). It is not relayed
+    /// again.
+    pub fn deliver(&self, change: PrincipalChange) {
+        self.hub.deliver(change);
+    }
+
+    /// The principals with a connection in this process now.
+    pub fn connected_principals(&self) -> Vec<Principal> {
+        let sessions = self.hub.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut all: Vec<Principal> = sessions.keys().cloned().collect();
+        all.sort();
+        all
     }
 
     /// Sends `event` to every connection of `principal`, with no state change.

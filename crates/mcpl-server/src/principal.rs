@@ -9,7 +9,9 @@ use std::fmt;
 use std::sync::Arc;
 
 /// One connection (one MCP session) to the server. Allocated by the driver, opaque to peers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ConnectionId(pub u64);
 
 impl fmt::Display for ConnectionId {

@@ -2,10 +2,11 @@
 //!
 //! Toolsets belong to the principal, not to a connection: every connection of a principal
 //! reads and changes the same [`PrincipalState`]. [`MemoryStore`] keeps it in this process; a
-//! store for several replicas (Redis, say) implements the same trait.
+//! store for several replicas (`mcpl-server-redis`) implements the same trait.
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{EndedRecord, InstanceName, Presence, ToolsetName};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -14,7 +15,7 @@ use std::time::Instant;
 use crate::principal::{ConnectionId, Principal};
 
 /// Which open thing: a toolset, or one instance of an instanced toolset.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct OpenKey {
     /// The toolset.
     pub toolset: ToolsetName,
@@ -38,7 +39,7 @@ impl OpenKey {
 }
 
 /// Who opened something (kept for policy and diagnostics).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Opener {
     /// Open from the start (`default: "open"`).
     Default,
@@ -49,7 +50,7 @@ pub enum Opener {
 }
 
 /// Where an open is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Phase {
     /// The app's open handler is running; not listed yet.
     Opening,
@@ -60,7 +61,7 @@ pub(crate) enum Phase {
 }
 
 /// One tool's state in one scope. `None` members read as the declaration's.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolState {
     /// Visible now; `None`: the declared initial visibility.
     pub visible: Option<bool>,
@@ -69,7 +70,7 @@ pub struct ToolState {
 }
 
 /// An open toolset or instance (§14).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpenState {
     /// The options in force.
     pub options: Value,
@@ -147,9 +148,13 @@ impl PrincipalState {
 /// Where principal state lives. Every method is one atomic step for that principal.
 ///
 /// The session core calls it synchronously; an implementation backed by a remote engine
-/// should keep its own cache or run the session on a blocking-tolerant thread.
+/// either blocks for its round trip (as `mcpl-server-redis` does, over loopback-fast Redis)
+/// or keeps its own cache.
 pub trait PrincipalStore: Send + Sync + 'static {
-    /// Runs `f` on `principal`'s state (created empty if absent), atomically.
+    /// Runs `f` on `principal`'s state (created empty if absent), atomically. A store that
+    /// cannot hold a lock across the call (several processes) may run `f` again on a fresh
+    /// copy when another writer got in first; only the last run's edits are kept, so `f`
+    /// must edit only the state it is given.
     fn update(&self, principal: &Principal, f: &mut dyn FnMut(&mut PrincipalState));
 
     /// Forgets `principal`'s state entirely (a per-connection principal at disconnect).
@@ -166,22 +171,29 @@ pub trait PrincipalStore: Send + Sync + 'static {
 
     /// Every principal with state (for ends that apply to all, such as a removed toolset).
     fn principals(&self) -> Vec<Principal>;
+
+    /// Why new opens must be refused now, in words for the host (a store whose engine is
+    /// unreachable cannot make an open visible to the principal's other replicas), or
+    /// `None` to accept them. The default accepts.
+    fn refuse_opens(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Runs `f` on `principal`'s state in `store` and returns its value.
+///
+/// `f` must be a pure edit of the state it is given: a store shared by several processes
+/// (optimistic transactions) may run it more than once, each time on a fresh copy, and
+/// keeps only the last run's edits and value. Every call site in this crate computes from
+/// the state and from values it only reads.
 pub fn with_state<R>(
     store: &dyn PrincipalStore,
     principal: &Principal,
-    f: impl FnOnce(&mut PrincipalState) -> R,
+    mut f: impl FnMut(&mut PrincipalState) -> R,
 ) -> R {
-    let mut f = Some(f);
     let mut out = None;
-    store.update(principal, &mut |state| {
-        if let Some(f) = f.take() {
-            out = Some(f(state));
-        }
-    });
-    out.expect("PrincipalStore::update must run its closure exactly once")
+    store.update(principal, &mut |state| out = Some(f(state)));
+    out.expect("PrincipalStore::update must run its closure at least once")
 }
 
 /// The default store: every principal's state in this process, behind one mutex.

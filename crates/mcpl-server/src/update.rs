@@ -13,6 +13,7 @@ use mcpl_protocol::mcp::{ContentBlock, Tool};
 use mcpl_protocol::rfc014::{
     EndedRecord, InstanceName, Presence, SuggestAction, SuggestEntry, ToolHintsMeta,
 };
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -40,7 +41,7 @@ pub(crate) enum Op {
 
 /// A server event for the principal's hosts: sent as `push/event` where `pushEvents` is
 /// granted, carrying the hint changes it explains (§6.2).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     /// What the event shows the agent.
     pub content: Vec<ContentBlock>,
@@ -245,7 +246,7 @@ impl Update {
 
 /// A value that changed: each connection states its current value (§2.5: values, not
 /// differences, so publications may arrive in any order).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Touch {
     /// A tool's visibility (and, with `definition`, its definition) in a scope.
     Tool {
@@ -291,6 +292,73 @@ impl PrincipalChange {
     pub fn is_empty(&self) -> bool {
         self.touches.is_empty() && self.event.is_none() && self.suggest.is_empty()
     }
+
+    /// A change that restates, as `principal`'s state holds them when it is delivered, each
+    /// toolset or instance in `keys` (open with its title and every tool, or closed) and each
+    /// tool outside toolsets in `free` (visibility and definition). For a relay that may have
+    /// missed changes (a replica that lost its Redis connection): its connections then get
+    /// the current state as ordinary hint changes on their next revs (§5.6).
+    pub fn restate(
+        principal: Principal,
+        keys: impl IntoIterator<Item = OpenKey>,
+        free: impl IntoIterator<Item = String>,
+    ) -> Self {
+        let mut touches: Vec<Touch> = keys
+            .into_iter()
+            .map(|key| Touch::State {
+                key,
+                tools: true,
+                ended: None,
+                reason: None,
+            })
+            .collect();
+        touches.extend(free.into_iter().map(|tool| Touch::Tool {
+            key: None,
+            tool,
+            definition: true,
+        }));
+        PrincipalChange {
+            principal,
+            origin: None,
+            touches,
+            event: None,
+            suggest: Vec::new(),
+        }
+    }
+
+    /// The change as JSON for another process of the same server (a relay such as Redis
+    /// pub/sub): what changed, the event and suggestions, without the principal (the relay
+    /// names it) or the origin connection (meaningless in another process).
+    pub fn to_wire(&self) -> Value {
+        let wire = WireChange {
+            touches: self.touches.clone(),
+            event: self.event.clone(),
+            suggest: self.suggest.clone(),
+        };
+        serde_json::to_value(wire).expect("a principal change serializes")
+    }
+
+    /// A change of `principal` read back from [`to_wire`](Self::to_wire) JSON; it has no
+    /// origin, so every local connection of the principal delivers it (§5.6: for them it is
+    /// something else's consequence). `None` for JSON that is not such a change.
+    pub fn from_wire(principal: Principal, wire: Value) -> Option<Self> {
+        let wire: WireChange = serde_json::from_value(wire).ok()?;
+        Some(PrincipalChange {
+            principal,
+            origin: None,
+            touches: wire.touches,
+            event: wire.event,
+            suggest: wire.suggest,
+        })
+    }
+}
+
+/// [`PrincipalChange`]'s relay form.
+#[derive(Serialize, Deserialize)]
+struct WireChange {
+    touches: Vec<Touch>,
+    event: Option<Event>,
+    suggest: Vec<SuggestEntry>,
 }
 
 /// Limits and clocks a commit needs.

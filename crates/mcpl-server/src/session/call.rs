@@ -86,6 +86,9 @@ impl Session {
             Route::Refuse(text) => self.tool_error(id, &text),
             Route::OpenFirst(key) => {
                 let plan = Box::new(plan(Some(key.clone())));
+                if let Some(why) = self.server.store().refuse_opens() {
+                    return self.tool_error(id, &why);
+                }
                 // Mark it opening atomically, as `toolsets/open` does.
                 let started = with_state(self.server.store(), &self.principal, |s| {
                     if s.open.contains_key(&key) {

@@ -50,6 +50,7 @@ impl Session {
                     ),
                     Begin::Started(key) => self.start_open(id, key, options, true, None),
                     Begin::Full { key, open } => self.tool_error(id, &Begin::full_text(&key, open)),
+                    Begin::Unavailable(why) => self.tool_error(id, &why),
                 }
             }
             TOOLSET_CHOOSE => {

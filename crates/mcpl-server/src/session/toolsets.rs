@@ -35,6 +35,8 @@ pub(super) enum Begin {
         /// Instances the principal has open.
         open: usize,
     },
+    /// Refused: the principal store cannot take new opens now (its engine is unreachable).
+    Unavailable(String),
 }
 
 impl Begin {
@@ -104,9 +106,12 @@ impl Session {
             .is_some_and(|e| e.instanced());
         let connection = self.connection;
         let max_open = self.server.config().max_open_instances;
+        if let Some(why) = self.server.store().refuse_opens() {
+            return Begin::Unavailable(why);
+        }
         with_state(self.server.store(), &self.principal, |s| {
             seed(&catalog, s);
-            let key = match instance {
+            let key = match instance.clone() {
                 Some(i) => OpenKey::new(toolset.clone(), Some(i)),
                 None if instanced => {
                     // §5.2: the server chooses a name for an unnamed open, never one in use.
@@ -226,6 +231,7 @@ impl Session {
                 let r = Refusal::invalid_params(Begin::full_text(&key, open));
                 self.respond(id, Err(r));
             }
+            Begin::Unavailable(why) => self.respond(id, Err(Refusal::internal(why))),
         }
     }
 
