@@ -72,7 +72,7 @@ impl Controller {
         let rev = hints.rev.get();
         let applied = self.snap.applied;
         if rev == applied + 1 {
-            self.apply_at(now, seq, carrier, rev, &hints);
+            self.apply_at(now, seq, carrier, rev, hints);
             self.drain(now);
         } else if rev > applied + 1 {
             match self.cfg.transport {
@@ -103,7 +103,7 @@ impl Controller {
         seq: ReadSeq,
         carrier: Carrier,
         rev: u64,
-        hints: &HintChanges,
+        hints: HintChanges,
     ) {
         let out = self.snap.apply_hints(rev, hints, &self.cfg.policy);
         self.emit_at(seq, carrier, out.items);
@@ -122,7 +122,7 @@ impl Controller {
         loop {
             let next = self.snap.applied + 1;
             if let Some(h) = self.order.held.remove(&next) {
-                self.apply_at(now, h.seq, h.carrier, next, &h.hints);
+                self.apply_at(now, h.seq, h.carrier, next, h.hints);
             } else if self.order.passed.remove(&next) {
                 self.snap.applied = next;
             } else {

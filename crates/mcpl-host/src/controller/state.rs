@@ -22,6 +22,38 @@ use crate::config::ToolPolicy;
 /// visible and its effective definition.
 type View = BTreeMap<(String, Option<String>), (bool, Option<Definition>)>;
 
+/// The open set a change is computed from: each open key with its title. Only titles are
+/// compared, so the per-tool state (definitions included) is not copied.
+type OpenTitles = BTreeMap<OpenKey, Option<String>>;
+
+/// An effective definition borrowed from the snapshot: an override, or the listed one.
+#[derive(Clone, Copy)]
+enum DefRef<'a> {
+    Over(&'a Definition),
+    Listed(&'a Tool),
+}
+
+impl DefRef<'_> {
+    /// True when it equals `d` field by field (as `Definition`'s `PartialEq` would).
+    fn same(self, d: &Definition) -> bool {
+        match self {
+            DefRef::Over(o) => o == d,
+            DefRef::Listed(t) => {
+                t.description == d.description
+                    && t.input_schema == d.input_schema
+                    && t.annotations == d.annotations
+            }
+        }
+    }
+
+    fn owned(self) -> Definition {
+        match self {
+            DefRef::Over(o) => o.clone(),
+            DefRef::Listed(t) => Definition::of(t),
+        }
+    }
+}
+
 /// What applying one hinted message found besides the change itself.
 #[derive(Debug, Default)]
 pub(crate) struct HintOutcome {
@@ -90,26 +122,50 @@ impl Snapshot {
         items
     }
 
+    /// Each open key with its title, for [`Snapshot::diff`].
+    fn open_titles(&self) -> OpenTitles {
+        self.open
+            .iter()
+            .map(|(k, i)| (k.clone(), i.title.clone()))
+            .collect()
+    }
+
     /// The view of every dynamic tool in every place it can be used.
     fn view(&self) -> View {
-        let mut view = View::new();
-        for t in self
-            .tools
-            .iter()
-            .filter(|t| t.presence == Presence::Dynamic)
-        {
+        self.view_ref(None)
+            .into_iter()
+            .map(|(k, (v, d))| (k, (v, Some(d.owned()))))
+            .collect()
+    }
+
+    /// The view of the tools `only` names (every tool when `None`), borrowing each effective
+    /// definition (as [`Snapshot::definition`] picks it).
+    fn view_ref(
+        &self,
+        only: Option<&BTreeSet<String>>,
+    ) -> BTreeMap<(String, Option<String>), (bool, DefRef<'_>)> {
+        let mut view = BTreeMap::new();
+        for t in self.tools.iter().filter(|t| {
+            t.presence == Presence::Dynamic && only.is_none_or(|o| o.contains(t.tool.name.as_str()))
+        }) {
             let name = &t.tool.name;
             match t.toolset.as_deref() {
                 Some(ts) if self.declared.contains_key(ts) => {
                     for (key, inst) in self.open.iter().filter(|((s, _), _)| s == ts) {
                         let live = inst.tools.get(name);
                         let visible = live.is_some_and(|l| l.visible);
-                        let def = self.definition(name, key.1.as_deref());
+                        let def = live
+                            .and_then(|l| l.definition.as_ref())
+                            .map_or(DefRef::Listed(&t.tool), DefRef::Over);
                         view.insert((name.clone(), key.1.clone()), (visible, def));
                     }
                 }
                 _ => {
-                    let def = self.definition(name, None);
+                    let def = self
+                        .loose
+                        .get(name)
+                        .and_then(|l| l.definition.as_ref())
+                        .map_or(DefRef::Listed(&t.tool), DefRef::Over);
                     view.insert((name.clone(), None), (self.visible(name, None), def));
                 }
             }
@@ -120,10 +176,11 @@ impl Snapshot {
     /// Items for what changed between `before` (open set, view) and now.
     fn diff(
         &self,
-        before_open: &BTreeMap<OpenKey, Instance>,
+        before_open: &OpenTitles,
         before_view: &View,
         reasons: &BTreeMap<OpenKey, (Option<String>, Option<String>)>,
         away: bool,
+        only: Option<&BTreeSet<String>>,
     ) -> Vec<ChangeItem> {
         let mut items = Vec::new();
         for (key, inst) in &self.open {
@@ -133,7 +190,7 @@ impl Snapshot {
                     instance: key.1.clone(),
                     title: inst.title.clone(),
                 }),
-                Some(old) if old.title != inst.title => {
+                Some(old) if *old != inst.title => {
                     if let Some(title) = &inst.title {
                         items.push(ChangeItem::Retitled {
                             toolset: key.0.clone(),
@@ -164,7 +221,7 @@ impl Snapshot {
                 ended_id,
             });
         }
-        let after = self.view();
+        let after = self.view_ref(only);
         for ((tool, instance), (visible, def)) in &after {
             let ts = self.tool(tool).and_then(|t| t.toolset.clone());
             match before_view.get(&(tool.clone(), instance.clone())) {
@@ -177,7 +234,7 @@ impl Snapshot {
                             visible: *visible,
                         });
                     }
-                    if old_def != def {
+                    if !old_def.as_ref().is_some_and(|o| def.same(o)) {
                         items.push(ChangeItem::Redefined {
                             tool: tool.clone(),
                             instance: instance.clone(),
@@ -224,7 +281,7 @@ impl Snapshot {
         list_rev: u64,
         policy: &ToolPolicy,
     ) -> Vec<ChangeItem> {
-        let before_open = self.open.clone();
+        let before_open = self.open_titles();
         let before_view = self.view();
         let old_presence: BTreeMap<String, Presence> = self
             .tools
@@ -292,7 +349,7 @@ impl Snapshot {
         self.tools = listed;
         self.index = index;
         self.listed = true;
-        let mut rest = self.diff(&before_open, &before_view, &BTreeMap::new(), false);
+        let mut rest = self.diff(&before_open, &before_view, &BTreeMap::new(), false, None);
         // A list never opens or closes; only visibility and definitions can move with it.
         rest.retain(|i| {
             matches!(
@@ -309,26 +366,60 @@ impl Snapshot {
     pub(crate) fn apply_hints(
         &mut self,
         rev: u64,
-        hints: &HintChanges,
+        mut hints: HintChanges,
         policy: &ToolPolicy,
     ) -> HintOutcome {
-        let before_open = self.open.clone();
-        let before_view = self.view();
+        let before_open = self.open_titles();
+        // A view entry can move only for a tool an entry names, or one of a toolset an entry
+        // names (its instance opened or closed); the rest would diff to nothing.
+        let touched = self.touched(&hints);
+        let before_view: View = self
+            .view_ref(Some(&touched))
+            .into_iter()
+            .map(|(k, (v, d))| (k, (v, Some(d.owned()))))
+            .collect();
         let mut out = HintOutcome::default();
         let mut reasons = BTreeMap::new();
         for entry in hints.toolsets.iter().flatten() {
             self.apply_toolset_entry(entry, &mut reasons);
         }
-        for entry in hints.tools.iter().flatten() {
+        // Entries are consumed, so a new definition moves into the snapshot uncopied.
+        for entry in hints.tools.iter_mut().flatten() {
             if !self.apply_tool_entry(rev, entry, policy) {
                 out.unknown_tool = true;
             }
         }
-        out.suggestions = hints.suggest.clone().unwrap_or_default();
+        out.suggestions = hints.suggest.take().unwrap_or_default();
         self.applied = rev;
-        out.items = self.diff(&before_open, &before_view, &reasons, false);
+        out.items = self.diff(&before_open, &before_view, &reasons, false, Some(&touched));
         self.version += 1;
         out
+    }
+
+    /// The tools whose view entries `hints` may change: those its tool entries name and those
+    /// of the toolsets its toolset entries name.
+    fn touched(&self, hints: &HintChanges) -> BTreeSet<String> {
+        let sets: BTreeSet<&str> = hints
+            .toolsets
+            .iter()
+            .flatten()
+            .map(|e| e.toolset.as_str())
+            .collect();
+        let mut names: BTreeSet<String> = hints
+            .tools
+            .iter()
+            .flatten()
+            .map(|e| e.name.clone())
+            .collect();
+        if !sets.is_empty() {
+            names.extend(
+                self.tools
+                    .iter()
+                    .filter(|t| t.toolset.as_deref().is_some_and(|s| sets.contains(s)))
+                    .map(|t| t.tool.name.clone()),
+            );
+        }
+        names
     }
 
     fn apply_toolset_entry(
@@ -368,24 +459,30 @@ impl Snapshot {
     }
 
     /// Applies one `tools[]` entry; false when it names a tool the latest list lacks (H18).
-    fn apply_tool_entry(&mut self, rev: u64, entry: &ToolHintEntry, policy: &ToolPolicy) -> bool {
+    fn apply_tool_entry(
+        &mut self,
+        rev: u64,
+        entry: &mut ToolHintEntry,
+        policy: &ToolPolicy,
+    ) -> bool {
         let name = entry.name.as_str();
         if !policy.permits(name) {
             return true; // H09: a denied tool stays out, hints or not
         }
-        let Some(listed) = self.tool(name).cloned() else {
+        // Borrowed, not cloned: only `open` and `loose` change below.
+        let Some(listed) = self.index.get(name).map(|&i| &self.tools[i]) else {
             return false;
         };
         let moves_dynamic = entry.presence == Some(Presence::Dynamic);
         // §6: a definition counts for dynamic tools, or for a static one this entry moves (H20).
         let def = entry
             .definition
-            .as_ref()
+            .take()
             .filter(|_| listed.presence == Presence::Dynamic || moves_dynamic)
             .map(|d| Definition {
-                description: d.description.clone(),
-                input_schema: d.input_schema.clone(),
-                annotations: d.annotations.clone(),
+                description: d.description,
+                input_schema: d.input_schema,
+                annotations: d.annotations,
             });
         let target: &mut Live = match listed.toolset.as_deref() {
             Some(ts) if self.declared.contains_key(ts) => {
@@ -417,7 +514,7 @@ impl Snapshot {
             target.visible = v;
         }
         if let Some(d) = def {
-            target.definition = (d != Definition::of(&listed.tool)).then_some(d);
+            target.definition = (!DefRef::Listed(&listed.tool).same(&d)).then_some(d);
         }
         target.stamp = rev;
         true
@@ -433,7 +530,7 @@ impl Snapshot {
         policy: &ToolPolicy,
         away: bool,
     ) -> HintOutcome {
-        let before_open = self.open.clone();
+        let before_open = self.open_titles();
         let before_view = self.view();
         let mut open = BTreeMap::new();
         for entry in &result.open {
@@ -482,14 +579,15 @@ impl Snapshot {
         self.opened_here.retain(|k| keep.contains(k));
         let mut out = HintOutcome::default();
         for entry in result.hints().tools.iter().flatten() {
-            if !self.apply_tool_entry(rev, entry, policy) {
+            // A statement is rare; its entries are copied as they always were.
+            if !self.apply_tool_entry(rev, &mut entry.clone(), policy) {
                 out.unknown_tool = true;
             }
         }
         self.applied = rev;
         self.ready = true;
         self.statements += 1;
-        out.items = self.diff(&before_open, &before_view, &BTreeMap::new(), away);
+        out.items = self.diff(&before_open, &before_view, &BTreeMap::new(), away, None);
         for e in &self.ended {
             out.items.push(ChangeItem::Ended {
                 id: e.id.clone(),
@@ -529,8 +627,8 @@ impl Snapshot {
                 ended_id: None,
             }
         }];
-        let open_now = self.open.clone();
-        items.extend(self.diff(&open_now, &before_view, &BTreeMap::new(), false));
+        let open_now = self.open_titles();
+        items.extend(self.diff(&open_now, &before_view, &BTreeMap::new(), false, None));
         self.version += 1;
         items
     }
