@@ -23,3 +23,5 @@ pub mod mcpl;
 pub mod method;
 pub mod methods;
 pub mod rfc014;
+#[cfg(test)]
+mod test_util;

@@ -106,14 +106,8 @@ impl LoggingMessageParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::de::DeserializeOwned;
+    use crate::test_util::round_trip;
     use serde_json::json;
-
-    fn round_trip<T: Serialize + DeserializeOwned>(wire: Value) -> T {
-        let v: T = serde_json::from_value(wire.clone()).unwrap();
-        assert_eq!(serde_json::to_value(&v).unwrap(), wire);
-        v
-    }
 
     #[test]
     fn empty_objects_round_trip() {

@@ -225,13 +225,8 @@ impl CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::round_trip;
     use serde_json::json;
-
-    fn round_trip<T: Serialize + DeserializeOwned>(wire: Value) -> T {
-        let v: T = serde_json::from_value(wire.clone()).unwrap();
-        assert_eq!(serde_json::to_value(&v).unwrap(), wire);
-        v
-    }
 
     #[test]
     fn tools_list_params_round_trip() {

@@ -273,14 +273,8 @@ impl FeatureSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::de::DeserializeOwned;
+    use crate::test_util::round_trip;
     use serde_json::json;
-
-    fn round_trip<T: Serialize + DeserializeOwned>(wire: Value) -> T {
-        let v: T = serde_json::from_value(wire.clone()).unwrap();
-        assert_eq!(serde_json::to_value(&v).unwrap(), wire);
-        v
-    }
 
     #[test]
     fn s5_1_server_capabilities_round_trip() {

@@ -162,14 +162,8 @@ impl RequestMethod for PushEvent {
 mod tests {
     use super::*;
     use crate::rfc014::Rev;
-    use serde::de::DeserializeOwned;
+    use crate::test_util::round_trip;
     use serde_json::json;
-
-    fn round_trip<T: Serialize + DeserializeOwned>(wire: Value) -> T {
-        let v: T = serde_json::from_value(wire.clone()).unwrap();
-        assert_eq!(serde_json::to_value(&v).unwrap(), wire);
-        v
-    }
 
     #[test]
     fn s9_1_spec_example_round_trips() {
