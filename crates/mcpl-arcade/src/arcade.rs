@@ -1,26 +1,30 @@
-//! The arcade's state and what every open, close and tool call does.
+//! The arcade's handlers: what every open, close and tool call does.
 //!
 //! This is sans-IO code over the SDK's [`Context`]: each handler reads who calls and where,
-//! changes the games, and records what became true ("`play` is visible in `vs-bot` with these
+//! runs one step over the games in their [`GameStore`] (`play`, `challenge`), and only after
+//! the step returned records what became true ("`play` is visible in `vs-bot` with these
 //! moves", "your opponent's game ended") in the context. The SDK turns those records into
-//! hint changes on the right carrier. Time comes in as `now`; nothing here reads a clock,
-//! spawns a task or blocks on I/O. The bot's replies and idle timeouts are produced by
+//! hint changes on the right carrier. Time comes in as `now`; nothing here spawns a task or
+//! blocks on I/O beyond the store. The bot's replies and idle timeouts are produced by
 //! [`Arcade::bot_turn`] and [`Arcade::expire_idle`] as updates the driver applies.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use mcpl_protocol::mcp::CallToolResult;
-use mcpl_server::{CloseReply, Context, Event, OpenReply, Principal, Scoped};
+use mcpl_server::{CloseReply, Context, OpenReply, Principal, WallClock};
 use serde_json::{Map, Value};
 
 use crate::catalog::GO;
+use crate::challenge::accept_or_challenge;
 use crate::error::ArcadeError;
-use crate::go::{Bot, BotConfig, Color, Move, Outcome, Played, Point};
+use crate::go::{Bot, BotConfig, Move, Played};
 use crate::lobby::{self, Record};
 use crate::options::{GoOptions, Opponent};
-use crate::table::{Seat, Table};
+use crate::play::{Wanted, leave, open_vs_bot, play_move};
+use crate::store::{GameStore, GameStoreError, Games, MemoryGames, with_games};
+use crate::tell::Tell;
 
 /// How the arcade plays.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,87 +63,20 @@ pub struct BotTurn {
     pub(crate) moves: usize,
 }
 
-/// A challenge that waits for the challenged agent to open its instance.
-#[derive(Debug, Clone)]
-pub(crate) struct Challenge {
-    pub(crate) table: u64,
-    pub(crate) from: Principal,
-    pub(crate) to: Principal,
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct State {
-    pub(crate) tables: BTreeMap<u64, Table>,
-    /// Joined seats: (agent, instance) to table.
-    pub(crate) seats: HashMap<(Principal, String), u64>,
-    pub(crate) challenges: Vec<Challenge>,
-    pub(crate) standings: BTreeMap<String, Record>,
-    pub(crate) next_table: u64,
-}
-
-impl State {
-    pub(crate) fn add(&mut self, table: Table) -> u64 {
-        self.next_table += 1;
-        let id = self.next_table;
-        for color in [Color::Black, Color::White] {
-            if let Some((p, i)) = table.seat(color).joined() {
-                self.seats.insert((p.clone(), i.to_owned()), id);
-            }
-        }
-        self.tables.insert(id, table);
-        id
-    }
-
-    /// Removes a table with its seats and challenges; counts the result if there is one.
-    pub(crate) fn remove(&mut self, id: u64, outcome: Option<&Outcome>) -> Option<Table> {
-        let table = self.tables.remove(&id)?;
-        self.seats.retain(|_, t| *t != id);
-        self.challenges.retain(|c| c.table != id);
-        if let Some(outcome) = outcome {
-            for color in [Color::Black, Color::White] {
-                let record = self.standings.entry(table.seat(color).name()).or_default();
-                match outcome.winner() {
-                    None => record.draws += 1,
-                    Some(w) if w == color => record.wins += 1,
-                    Some(_) => record.losses += 1,
-                }
-            }
-        }
-        Some(table)
-    }
-
-    /// The caller's table in `instance` and the colour it plays there.
-    pub(crate) fn seat_of(
-        &self,
-        principal: &Principal,
-        instance: &str,
-    ) -> Result<(u64, Color), ArcadeError> {
-        let missing = || ArcadeError::NoSuchGame(instance.to_owned());
-        let id = *self
-            .seats
-            .get(&(principal.clone(), instance.to_owned()))
-            .ok_or_else(missing)?;
-        let color = self.tables[&id]
-            .color_of(principal, instance)
-            .ok_or_else(missing)?;
-        Ok((id, color))
-    }
-}
-
-/// The arcade: every game and challenge, the standings, and the handlers.
-#[derive(Debug)]
+/// The arcade: the handlers over a [`GameStore`] that holds every game and standing.
 pub struct Arcade {
     config: ArcadeConfig,
-    state: Mutex<State>,
+    games: Arc<dyn GameStore>,
+    /// Turns the driver's `now` into the wall-clock time the games store.
+    clock: WallClock,
 }
 
-/// States `play` (with this position's legal moves) and `pass` visible for the player to move.
-pub(crate) fn show_turn(scope: &mut Scoped<'_>, table: &Table) {
-    match table.play_definition() {
-        Some(definition) => scope.define(definition).show("play"),
-        None => scope.hide("play"),
-    };
-    scope.show("pass");
+impl std::fmt::Debug for Arcade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arcade")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
 }
 
 /// "You played D4, capturing 2." and the like.
@@ -173,12 +110,26 @@ pub(crate) fn instance_for(id: &str) -> String {
 }
 
 impl Arcade {
-    /// An arcade with no games yet.
+    /// An arcade with no games yet, keeping them in this process.
     pub fn new(config: ArcadeConfig) -> Self {
+        Self::with_store(config, Arc::new(MemoryGames::default()))
+    }
+
+    /// An arcade over the games in `games` (shared with other replicas, say). Its wall
+    /// clock is anchored when it is built; a driver with its own anchor passes it with
+    /// [`with_clock`](Self::with_clock).
+    pub fn with_store(config: ArcadeConfig, games: Arc<dyn GameStore>) -> Self {
         Self {
             config,
-            state: Mutex::new(State::default()),
+            games,
+            clock: WallClock::new(Instant::now(), SystemTime::now()),
         }
+    }
+
+    /// Uses `clock` to turn `now` into wall-clock time (the server's own clock, say).
+    pub fn with_clock(mut self, clock: WallClock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// The settings.
@@ -186,28 +137,72 @@ impl Arcade {
         &self.config
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic elsewhere leaves whole values behind; carry on with them.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    /// Where the games live.
+    pub fn store(&self) -> &Arc<dyn GameStore> {
+        &self.games
+    }
+
+    /// The wall-clock time `now` stands for.
+    pub(crate) fn wall(&self, now: Instant) -> SystemTime {
+        self.clock.wall(now)
+    }
+
+    /// Runs one step over the games; a store out of reach is an error that changed nothing.
+    pub(crate) fn step<T>(
+        &self,
+        f: impl FnMut(&mut Games) -> Result<(T, Tell), ArcadeError>,
+    ) -> Result<(T, Tell), ArcadeError> {
+        with_games(&*self.games, f)?
+    }
+
+    /// Edits the games in one step whose value is all it produces.
+    pub(crate) fn edit<T>(&self, f: impl FnMut(&mut Games) -> T) -> Result<T, GameStoreError> {
+        with_games(&*self.games, f)
+    }
+
+    /// Reads the games.
+    pub(crate) fn read<T>(&self, mut f: impl FnMut(&Games) -> T) -> Result<T, GameStoreError> {
+        with_games(&*self.games, |games| f(games))
     }
 
     /// How many games are running or waiting for a challenged agent.
-    pub fn games(&self) -> usize {
-        self.lock().tables.len()
+    pub fn games(&self) -> Result<usize, GameStoreError> {
+        self.read(Games::len)
     }
 
-    /// The text board of `principal`'s game in `instance`.
-    pub fn board(&self, principal: &Principal, instance: &str) -> Option<String> {
-        let state = self.lock();
-        let (id, _) = state.seat_of(principal, instance).ok()?;
-        Some(state.tables[&id].game().render())
+    /// The text board of `principal`'s game in `instance`, if it has one.
+    pub fn board(
+        &self,
+        principal: &Principal,
+        instance: &str,
+    ) -> Result<Option<String>, GameStoreError> {
+        self.read(|games| {
+            let (id, _) = games.seat_of(principal, instance).ok()?;
+            Some(games.table(id)?.game().render())
+        })
     }
 
+    /// The lobby's standings, by player id.
+    pub fn standings(&self) -> Result<BTreeMap<String, Record>, GameStoreError> {
+        self.read(|games| games.standings().clone())
+    }
+
+    /// The bot's settings for table `table` (its seed mixed with the table's number).
     pub(crate) fn bot_config(&self, table: u64) -> BotConfig {
         BotConfig {
             seed: self.config.bot.seed ^ table.wrapping_mul(0x9e37_79b9),
             ..self.config.bot
         }
+    }
+
+    /// A bot for the move after `moves` moves at `table`: a fresh one per turn (bots are not
+    /// stored), with the number of moves mixed into its seed so its turns differ.
+    pub(crate) fn bot_for(&self, table: u64, moves: usize) -> Bot {
+        let config = self.bot_config(table);
+        Bot::new(BotConfig {
+            seed: config.seed ^ (moves as u64).wrapping_mul(0x85eb_ca6b_27d4_eb4f),
+            ..config
+        })
     }
 
     /// Opens a game (`go`) or the lobby. A game against the bot starts at once with the
@@ -225,36 +220,24 @@ impl Arcade {
             Err(e) => return OpenReply::refuse(e.to_string()),
         };
         let me = ctx.principal().clone();
-        let mut state = self.lock();
-        if state.seats.contains_key(&(me.clone(), instance.clone())) {
-            return OpenReply::refuse(format!("you already have a game named `{instance}`"));
-        }
-        let size = options.size;
-        match options.opponent.clone() {
-            Opponent::Bot => {
-                let id = state.next_table + 1;
-                let black = Seat::Agent {
-                    principal: me,
-                    instance: Some(instance),
-                };
-                let table = Table::new(options, black, Seat::Bot, self.bot_config(id), now);
-                let mut here = ctx.here();
-                show_turn(&mut here, &table);
-                here.show("board").show("resign");
-                let text = format!(
-                    "New {size} game against the bot, komi {}. You are Black (X); your move.\n\n{}",
-                    table.game().komi(),
-                    table.game().render()
-                );
-                state.add(table);
-                OpenReply::text(text).title(format!("Go vs bot ({size})"))
+        let now = self.wall(now);
+        let opened = self.step(|games| {
+            if games.has_seat(&me, &instance) {
+                return Err(ArcadeError::GameExists(instance.clone()));
             }
-            Opponent::Agent(who) => {
-                match self.accept_or_challenge(&mut state, ctx, &instance, options, &who, now) {
-                    Ok(reply) => reply,
-                    Err(e) => OpenReply::refuse(e.to_string()),
+            match &options.opponent {
+                Opponent::Bot => Ok(open_vs_bot(games, &me, &instance, &options, now)),
+                Opponent::Agent(who) => {
+                    accept_or_challenge(games, &me, &instance, &options, who, now)
                 }
             }
+        });
+        match opened {
+            Ok((reply, tell)) => {
+                tell.apply(ctx);
+                reply
+            }
+            Err(e) => OpenReply::refuse(e.to_string()),
         }
     }
 
@@ -268,50 +251,21 @@ impl Arcade {
             return CloseReply::text("No game was open.");
         };
         let me = ctx.principal().clone();
-        let mut state = self.lock();
-        let Ok((id, color)) = state.seat_of(&me, &instance) else {
-            return CloseReply::text(format!("No game was running in `{instance}`."));
-        };
-        let table = &state.tables[&id];
-        let opponent = table.seat(color.opponent()).clone();
-        if !table.started() {
-            state.remove(id, None);
-            if let Some(them) = opponent.principal() {
-                ctx.update_for(them)
-                    .event(Event::text(format!("{} withdrew the challenge.", me.id())));
+        match self.step(|games| Ok(leave(games, &me, &instance, disconnect))) {
+            Ok((reply, tell)) => {
+                tell.apply(ctx);
+                reply
             }
-            return CloseReply::text(format!("Challenge to {} withdrawn.", opponent.name()));
+            // The instance closes anyway; the game stays until it times out.
+            Err(e) => CloseReply::text(format!(
+                "You left `{instance}`, but the game could not be ended: {e}."
+            )),
         }
-        let outcome = Outcome::Resigned {
-            winner: color.opponent(),
-        };
-        let how = if disconnect {
-            "disconnected"
-        } else {
-            "left the game"
-        };
-        if let Some((them, their_instance)) = opponent.joined() {
-            let reason = format!("{} {how}; you win.", me.id());
-            let (them, their_instance) = (them.clone(), their_instance.to_owned());
-            let update = ctx.update_for(&them);
-            update.instance(GO, &their_instance).end(reason.clone());
-            update.event(Event::text(reason).about(GO, Some(&their_instance)));
-        }
-        state.remove(id, Some(&outcome));
-        let you = if disconnect {
-            "You disconnected"
-        } else {
-            "You left"
-        };
-        CloseReply::text(format!(
-            "{you} and forfeit the game; {} wins.",
-            opponent.name()
-        ))
     }
 
     /// Runs a tool. Bad input is a tool error that changes nothing, and so is a call the host
-    /// already cancelled. The second value is a bot move the driver owes the caller once
-    /// this result is committed.
+    /// already cancelled or a games store out of reach. The second value is a bot move the
+    /// driver owes the caller once this result is committed.
     pub fn call(
         &self,
         ctx: &mut Context,
@@ -329,17 +283,33 @@ impl Arcade {
         }
         let result = match tool {
             "play" | "pass" | "resign" => self.move_tool(ctx, tool, args, now),
-            "board" => self.board_tool(ctx),
-            "challenge" => self.challenge_tool(ctx, args, now).map(|t| (t, None)),
-            "standings" => Ok((lobby::standings(&self.lock()), None)),
-            "games" => Ok((lobby::games(&self.lock(), ctx.principal()), None)),
-            "rules" => Ok((lobby::RULES.to_owned(), None)),
-            "hint" => self.hint_tool(ctx.principal(), args).map(|t| (t, None)),
-            other => Err(ArcadeError::UnknownTool(other.to_owned())),
+            other => self
+                .text_tool(ctx, other, args, now)
+                .map(|text| (text, None)),
         };
         match result {
             Ok((text, turn)) => (CallToolResult::text(text), turn),
             Err(e) => (CallToolResult::error(e.to_string()), None),
+        }
+    }
+
+    /// Every tool but the moves: its answer is a text.
+    fn text_tool(
+        &self,
+        ctx: &mut Context,
+        tool: &str,
+        args: &Map<String, Value>,
+        now: Instant,
+    ) -> Result<String, ArcadeError> {
+        let me = ctx.principal().clone();
+        match tool {
+            "board" => self.board_tool(ctx),
+            "challenge" => self.challenge_tool(ctx, args, now),
+            "standings" => Ok(self.read(lobby::standings)?),
+            "games" => Ok(self.read(|g| lobby::games(g, &me))?),
+            "rules" => Ok(lobby::RULES.to_owned()),
+            "hint" => self.hint_tool(&me, args),
+            other => Err(ArcadeError::UnknownTool(other.to_owned())),
         }
     }
 
@@ -349,31 +319,30 @@ impl Arcade {
             .ok_or_else(|| ArcadeError::NoSuchGame("(none named)".to_owned()))
     }
 
-    fn board_tool(&self, ctx: &Context) -> Result<(String, Option<BotTurn>), ArcadeError> {
+    fn board_tool(&self, ctx: &Context) -> Result<String, ArcadeError> {
         let instance = Self::instance_of(ctx)?;
-        let state = self.lock();
-        let (id, color) = state.seat_of(ctx.principal(), &instance)?;
-        let table = &state.tables[&id];
-        let status = if !table.started() {
-            format!(
-                "Waiting for {} to accept.",
-                table.seat(color.opponent()).name()
-            )
-        } else if table.game().to_move() == color {
-            "Your move.".to_owned()
-        } else {
-            format!("Waiting for {}.", table.seat(color.opponent()).name())
-        };
-        Ok((
-            format!(
+        self.read(|games| {
+            let (id, color) = games.seat_of(ctx.principal(), &instance)?;
+            let table = games.table(id).expect("a seat names a live table");
+            let status = if !table.started() {
+                format!(
+                    "Waiting for {} to accept.",
+                    table.seat(color.opponent()).name()
+                )
+            } else if table.game().to_move() == color {
+                "Your move.".to_owned()
+            } else {
+                format!("Waiting for {}.", table.seat(color.opponent()).name())
+            };
+            Ok(format!(
                 "You are {color} ({}). {status}\n\n{}",
                 color.stone_char(),
                 table.game().render()
-            ),
-            None,
-        ))
+            ))
+        })?
     }
 
+    /// `play`, `pass` and `resign`: the move in one step, then its news for both players.
     fn move_tool(
         &self,
         ctx: &mut Context,
@@ -383,80 +352,15 @@ impl Arcade {
     ) -> Result<(String, Option<BotTurn>), ArcadeError> {
         let instance = Self::instance_of(ctx)?;
         let me = ctx.principal().clone();
-        let mut state = self.lock();
-        let (id, color) = state.seat_of(&me, &instance)?;
-        let table = state
-            .tables
-            .get_mut(&id)
-            .expect("a seat names a live table");
-        let mv = match tool {
-            "pass" => Move::Pass,
-            "resign" => Move::Resign,
-            _ => {
-                let text = args.get("move").and_then(Value::as_str).ok_or_else(|| {
-                    ArcadeError::BadInput {
-                        what: "move",
-                        why: "`move` must be a point such as \"D4\"".to_owned(),
-                    }
-                })?;
-                Move::Play(Point::parse(text, table.options().size)?)
-            }
+        let now = self.wall(now);
+        let wanted = match tool {
+            "pass" => Wanted::Move(Move::Pass),
+            "resign" => Wanted::Move(Move::Resign),
+            _ => Wanted::Point(args.get("move").and_then(Value::as_str)),
         };
-        let played = table.play(color, mv, now)?;
-        let mut text = describe("You", &played);
-        let board = table.game().render();
-        let opponent = table.seat(color.opponent()).clone();
-
-        if let Some(outcome) = played.outcome {
-            let mine = table.result_for(color, &outcome);
-            ctx.here().end(mine.clone());
-            if let Some((them, their_instance)) = opponent.joined() {
-                let theirs = table.result_for(color.opponent(), &outcome);
-                let (them, their_instance) = (them.clone(), their_instance.to_owned());
-                let update = ctx.update_for(&them);
-                update.instance(GO, &their_instance).end(theirs.clone());
-                update.event(
-                    Event::text(format!(
-                        "{} {theirs}\n\n{board}",
-                        describe(me.id(), &played)
-                    ))
-                    .about(GO, Some(&their_instance)),
-                );
-            }
-            state.remove(id, Some(&outcome));
-            text = format!("{text} {mine}\n\n{board}");
-            return Ok((text, None));
-        }
-
-        ctx.here().hide("play").hide("pass");
-        let turn = match &opponent {
-            Seat::Bot => {
-                text.push_str(" The bot is thinking.");
-                Some(BotTurn {
-                    principal: me.clone(),
-                    instance: instance.clone(),
-                    table: id,
-                    moves: table.game().history().len(),
-                })
-            }
-            Seat::Agent { .. } => {
-                if let Some((them, their_instance)) = opponent.joined() {
-                    let (them, their_instance) = (them.clone(), their_instance.to_owned());
-                    let update = ctx.update_for(&them);
-                    show_turn(&mut update.instance(GO, &their_instance), table);
-                    update.event(
-                        Event::text(format!(
-                            "{} Your move.\n\n{board}",
-                            describe(me.id(), &played)
-                        ))
-                        .about(GO, Some(&their_instance)),
-                    );
-                }
-                text.push_str(&format!(" Waiting for {}.", opponent.name()));
-                None
-            }
-        };
-        Ok((format!("{text}\n\n{board}"), turn))
+        let (reply, tell) = self.step(|games| play_move(games, &me, &instance, wanted, now))?;
+        tell.apply(ctx);
+        Ok(reply)
     }
 
     /// The `hint` tool for `principal`: what the bot would play in the game `args` names.
@@ -481,18 +385,17 @@ impl Arcade {
                     what: "game",
                     why: "name one of your games by its instance, such as \"vs-bot\"".to_owned(),
                 })?;
-        // Think on a copy, without holding the arcade.
-        let (id, position) = {
-            let state = self.lock();
-            let (id, color) = state.seat_of(principal, game)?;
-            let table = &state.tables[&id];
+        // Think on a copy, outside any store step.
+        let (id, position) = self.read(|games| {
+            let (id, color) = games.seat_of(principal, game)?;
+            let table = games.table(id).expect("a seat names a live table");
             if table.game().to_move() != color || !table.started() {
                 return Err(ArcadeError::NotYourTurn(
                     table.seat(color.opponent()).name(),
                 ));
             }
-            (id, table.game().clone())
-        };
+            Ok((id, table.game().clone()))
+        })??;
         let mut bot = Bot::new(BotConfig {
             playouts: self.config.hint_playouts,
             resign_below: None,
@@ -508,10 +411,5 @@ impl Arcade {
             },
             100.0 * decision.win_rate
         ))
-    }
-
-    /// The lobby's standings, by player id.
-    pub fn standings(&self) -> BTreeMap<String, Record> {
-        self.lock().standings.clone()
     }
 }

@@ -1,7 +1,9 @@
-//! The arcade's one error type. Every variant is a player's or host's mistake: it becomes a
-//! tool error (or a refused open) that says what was wrong, and changes nothing.
+//! The arcade's one error type. Every variant is a player's or host's mistake, or a games
+//! store out of reach: it becomes a tool error (or a refused open) that says what was wrong,
+//! and changes nothing.
 
 use crate::go::GoError;
+use crate::store::GameStoreError;
 
 /// Why the arcade refused a call, an open or a challenge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,6 +42,15 @@ pub enum ArcadeError {
         /// The challenge's number of lines.
         lines: u8,
     },
+    /// The caller already has a game under this instance name.
+    #[error("you already have a game named `{0}`")]
+    GameExists(String),
+    /// The games store could not be reached.
+    #[error(transparent)]
+    Store(#[from] GameStoreError),
+    /// A stored game that cannot be read back (a move that does not replay, a bad seat).
+    #[error("bad stored game: {0}")]
+    BadRecord(String),
     /// The server SDK refused the declarations or lost the transport.
     #[error("server: {0}")]
     Server(#[from] mcpl_server::Error),

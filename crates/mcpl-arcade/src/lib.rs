@@ -14,11 +14,17 @@
 //! and changes leave as records in the SDK's `Context` or as `Update`s. Only [`serve`] uses
 //! tokio.
 //!
+//! Every game lives in a [`GameStore`] as one serializable [`Games`] value: in this process
+//! ([`MemoryGames`], the default) or shared by several replicas, so that any replica can serve
+//! a game's next move. Each handler is one re-runnable step over the games ([`with_games`])
+//! that returns what to tell; the handler records it in the `Context` after the step.
+//!
 //! # Running it
 //!
 //! [`serve_stdio`] builds the arcade with default settings and serves stdin/stdout for the
 //! principal `local` (`mcpl arcade`). For anything else, [`start`] returns an
-//! [`ArcadeServer`] (call it inside a tokio runtime); its `runtime()` is the SDK's
+//! [`ArcadeServer`] (call it inside a tokio runtime; [`start_with`] takes a [`Backing`] of
+//! other stores); its `runtime()` is the SDK's
 //! `Runtime`, with `serve` for any transport and `serve_ws` for WebSocket with a
 //! bearer-token identity (`mcpl arcade --listen ADDR`). [`start_conformance`] adds the
 //! conformance suite's fixture contract (`mcpl_server::conformance_fixture`) beside the
@@ -29,14 +35,18 @@
 //! - [`go`]: a self-contained Go engine (board, rules with positional superko, area scoring,
 //!   text board) and an MCTS bot. It knows nothing of MCPL.
 //! - `options`: [`GoOptions`], the `go` toolset's options and their schema.
-//! - `table`: [`Table`], one game with its seats, turn and bot: the game-level API.
-//! - `arcade`: [`Arcade`], every table and challenge and what each open, close and tool does.
+//! - `table`: [`Table`], one game with its seats, turn and last activity: the game-level API.
+//! - `record`: the stored form of a table (options, seats, moves as text), replayed on read.
+//! - `store`: [`Games`], every table and standing; [`GameStore`] and [`MemoryGames`].
+//! - `tell`: what a step tells the SDK, recorded during the step and applied after it.
+//! - `arcade`: [`Arcade`], the handlers: what each open, close and tool does.
+//! - `play`: the steps of one game: opening against the bot, a move, leaving.
 //! - `challenge`: games between two agents: challenges, suggestions and accepting.
 //! - `initiative`: what the server does on its own: the bot's moves and idle timeouts.
 //! - `lobby`: the lobby's and tutor's texts and [`Record`].
 //! - `catalog`: [`declarations`], the tools and toolsets the arcade declares.
 //! - [`serve`]: the tokio side: [`ArcadeApp`] for the SDK driver, the worker for bot moves
-//!   and idle timeouts, and [`serve_stdio`] for `mcpl arcade`.
+//!   and idle timeouts, [`Backing`] and [`start_with`], and [`serve_stdio`] for `mcpl arcade`.
 //! - `error`: [`ArcadeError`].
 
 mod arcade;
@@ -47,13 +57,24 @@ pub mod go;
 mod initiative;
 mod lobby;
 mod options;
+mod play;
+mod record;
+#[cfg(feature = "redis")]
+mod redis_games;
 pub mod serve;
+mod store;
 mod table;
+mod tell;
 
 pub use arcade::{Arcade, ArcadeConfig, BotTurn};
 pub use catalog::{GO, LOBBY, TUTOR, declarations};
 pub use error::ArcadeError;
 pub use lobby::Record;
 pub use options::{GoOptions, Opponent, schema as options_schema};
-pub use serve::{ArcadeApp, ArcadeServer, serve_stdio, start, start_conformance};
+#[cfg(feature = "redis")]
+pub use redis_games::{GAMES_DOCUMENT, RedisArcade, RedisGames, start_on_redis};
+pub use serve::{
+    ArcadeApp, ArcadeServer, Backing, serve_stdio, start, start_conformance, start_with,
+};
+pub use store::{GameStore, GameStoreError, Games, MemoryGames, with_games};
 pub use table::{Seat, Table};

@@ -1,12 +1,13 @@
 //! The lobby's and the tutor's texts: standings, your games, the rules.
 
 use mcpl_server::Principal;
+use serde::{Deserialize, Serialize};
 
-use crate::arcade::State;
 use crate::go::Color;
+use crate::store::Games;
 
 /// One player's results.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     /// Games won.
     pub wins: u32,
@@ -17,11 +18,11 @@ pub struct Record {
 }
 
 /// The standings, best first.
-pub(crate) fn standings(state: &State) -> String {
-    if state.standings.is_empty() {
+pub(crate) fn standings(games: &Games) -> String {
+    if games.standings().is_empty() {
         return "No game has finished yet.".to_owned();
     }
-    let mut rows: Vec<_> = state.standings.iter().collect();
+    let mut rows: Vec<_> = games.standings().iter().collect();
     rows.sort_by(|(a, ra), (b, rb)| {
         rb.wins
             .cmp(&ra.wins)
@@ -36,20 +37,21 @@ pub(crate) fn standings(state: &State) -> String {
 }
 
 /// The caller's games and the challenges that wait for it.
-pub(crate) fn games(state: &State, me: &Principal) -> String {
+pub(crate) fn games(games: &Games, me: &Principal) -> String {
     let mut out = String::new();
-    let mut mine: Vec<_> = state
-        .seats
-        .iter()
-        .filter(|((p, _), _)| p == me)
-        .map(|((_, instance), id)| (instance.clone(), *id))
+    let mut mine: Vec<_> = games
+        .tables()
+        .flat_map(|(id, table)| {
+            [Color::Black, Color::White]
+                .into_iter()
+                .filter_map(move |c| match table.seat(c).joined() {
+                    Some((p, instance)) if p == me => Some((instance, id, table, c)),
+                    _ => None,
+                })
+        })
         .collect();
-    mine.sort();
-    for (instance, id) in &mine {
-        let table = &state.tables[id];
-        let Some(color) = table.color_of(me, instance) else {
-            continue;
-        };
+    mine.sort_by_key(|&(instance, id, _, _)| (instance, id));
+    for &(instance, _, table, color) in &mine {
         let game = table.game();
         let status = if !table.started() {
             "waiting for them to accept".to_owned()
@@ -65,7 +67,7 @@ pub(crate) fn games(state: &State, me: &Principal) -> String {
             game.history().len() + 1,
         ));
     }
-    for table in state.tables.values() {
+    for (_, table) in games.tables() {
         let white = table.seat(Color::White);
         if white.principal() == Some(me) && white.joined().is_none() {
             out.push_str(&format!(

@@ -14,7 +14,10 @@ use std::time::{Duration, Instant, SystemTime};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_server::conformance_fixture::{self, Fixture};
 use mcpl_server::driver::{App, Handle, Runtime};
-use mcpl_server::{CloseReply, Context, OpenReply, Principal, Server, ServerConfig, WallClock};
+use mcpl_server::{
+    CloseReply, Context, MemoryStore, OpenReply, Principal, PrincipalStore, Server, ServerConfig,
+    WallClock,
+};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -22,6 +25,7 @@ use tokio::task::JoinHandle;
 use crate::arcade::{Arcade, ArcadeConfig, BotTurn};
 use crate::catalog;
 use crate::error::ArcadeError;
+use crate::store::{GameStore, MemoryGames};
 
 fn now() -> Instant {
     tokio::time::Instant::now().into_std()
@@ -122,10 +126,34 @@ impl Drop for ArcadeServer {
     }
 }
 
+/// Where an arcade keeps its state: the SDK's principal state and the games.
+pub struct Backing {
+    /// Every principal's toolsets, instances and ended records.
+    pub principals: Arc<dyn PrincipalStore>,
+    /// Every game, seat, challenge and standing.
+    pub games: Arc<dyn GameStore>,
+}
+
+impl Default for Backing {
+    /// Both in this process.
+    fn default() -> Self {
+        Self {
+            principals: Arc::new(MemoryStore::new()),
+            games: Arc::new(MemoryGames::default()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Backing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backing").finish_non_exhaustive()
+    }
+}
+
 /// Builds the arcade and starts its worker; call inside a tokio runtime. Serve connections
 /// with [`ArcadeServer::runtime`] (`serve`, `serve_stdio`) or [`ArcadeServer::serve_stdio`].
 pub fn start(config: ArcadeConfig) -> Result<ArcadeServer, ArcadeError> {
-    launch(config, false)
+    start_with(config, Backing::default(), false)
 }
 
 /// [`start`], with the conformance suite's fixture contract
@@ -133,10 +161,17 @@ pub fn start(config: ArcadeConfig) -> Result<ArcadeServer, ArcadeError> {
 /// `mcpl conformance server -- mcpl arcade --conformance` can drive every server vector.
 /// The games are unchanged; the `cf-*` toolsets and `cf_*` tools are the fixture's.
 pub fn start_conformance(config: ArcadeConfig) -> Result<ArcadeServer, ArcadeError> {
-    launch(config, true)
+    start_with(config, Backing::default(), true)
 }
 
-fn launch(config: ArcadeConfig, conformance: bool) -> Result<ArcadeServer, ArcadeError> {
+/// [`start`] (or, with `conformance`, [`start_conformance`]) on `backing`: several replicas
+/// whose backings share one engine serve one arcade, and any of them can serve a game's
+/// next move.
+pub fn start_with(
+    config: ArcadeConfig,
+    backing: Backing,
+    conformance: bool,
+) -> Result<ArcadeServer, ArcadeError> {
     let base = catalog::declarations();
     let catalog = if conformance {
         Fixture::catalog(&base, true)?
@@ -144,10 +179,12 @@ fn launch(config: ArcadeConfig, conformance: bool) -> Result<ArcadeServer, Arcad
         base.clone().build()?
     };
     let clock = WallClock::new(now(), SystemTime::now());
-    let handle = Handle::new(Server::new(catalog, ServerConfig::new(clock)));
+    let server = Server::with_store(catalog, ServerConfig::new(clock), backing.principals);
+    let handle = Handle::new(server);
     let (tx, rx) = mpsc::unbounded_channel();
+    let arcade = Arcade::with_store(config, backing.games).with_clock(clock);
     let app = ArcadeApp {
-        arcade: Arc::new(Arcade::new(config)),
+        arcade: Arc::new(arcade),
         bot_turns: tx,
         fixture: conformance.then(|| Fixture::new(base, handle.clone())),
     };
@@ -160,6 +197,11 @@ impl ArcadeServer {
     /// The SDK runtime: `serve` a transport per connection, `apply` updates.
     pub fn runtime(&self) -> &Runtime<ArcadeApp> {
         &self.runtime
+    }
+
+    /// The SDK handle behind the runtime (for a fan-out between replicas, say).
+    pub fn handle(&self) -> &Handle {
+        self.runtime.handle()
     }
 
     /// The games.
@@ -191,12 +233,16 @@ async fn work(handle: Handle, arcade: Arc<Arcade>, mut turns: mpsc::UnboundedRec
                 }
                 None => return,
             },
-            _ = idle_check.tick() => {
-                for (principal, update) in arcade.expire_idle(now()) {
-                    if let Err(e) = handle.apply(&principal, update) {
-                        tracing::warn!(error = %e, "idle end rejected");
+            _ = idle_check.tick() => match arcade.expire_idle(now()) {
+                Ok(ends) => {
+                    for (principal, update) in ends {
+                        if let Err(e) = handle.apply(&principal, update) {
+                            tracing::warn!(error = %e, "idle end rejected");
+                        }
                     }
                 }
+                // Nothing was ended; the next tick tries again.
+                Err(e) => tracing::warn!(error = %e, "idle games not checked"),
             }
         }
     }
@@ -207,9 +253,15 @@ async fn work(handle: Handle, arcade: Arc<Arcade>, mut turns: mpsc::UnboundedRec
 async fn bot_move(handle: Handle, arcade: Arc<Arcade>, turn: BotTurn) {
     let job = turn.clone();
     let reply = tokio::task::spawn_blocking(move || arcade.bot_turn(&job, now())).await;
-    if let Ok(Some((principal, update))) = reply {
-        if let Err(e) = handle.apply(&principal, update) {
-            tracing::warn!(error = %e, "bot move rejected");
+    match reply {
+        Ok(Ok(Some((principal, update)))) => {
+            if let Err(e) = handle.apply(&principal, update) {
+                tracing::warn!(error = %e, "bot move rejected");
+            }
         }
+        Ok(Ok(None)) => {}
+        // The game waits for the move and ends by the idle timeout if nobody moves.
+        Ok(Err(e)) => tracing::warn!(error = %e, "bot move not made"),
+        Err(e) => tracing::error!(error = %e, "bot move failed"),
     }
 }

@@ -1,19 +1,22 @@
-//! One game of Go as the arcade keeps it: the options, two seats, the engine's `Game`, the
-//! bot (when one plays) and when someone last moved.
+//! One game of Go as the arcade keeps it: the options, two seats, the engine's `Game` and
+//! when someone last moved (wall-clock, so any replica can judge idleness).
 //!
 //! `Table` is the clean game-level API the server wraps: it knows who sits where and whose
 //! turn it is, and every change returns what changed (`Played`) or a refusal that changed
-//! nothing. It knows nothing of MCPL.
+//! nothing. It knows nothing of MCPL. It holds no bot: the arcade builds one for each of the
+//! bot's turns. Its stored form is in `record`.
 
-use std::time::Instant;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::Principal;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::ArcadeError;
-use crate::go::{Bot, BotConfig, Color, Game, Move, Outcome, Played};
+use crate::go::{Color, Game, Move, Outcome, Played};
 use crate::options::GoOptions;
+use crate::record::TableRecord;
 
 /// Who sits on one side of a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,28 +61,64 @@ impl Seat {
     }
 }
 
-/// One game: options, seats, the game and its bot.
-#[derive(Debug, Clone)]
+/// One game: options, seats and the game.
+///
+/// Serialized compactly as a record: the options, the seats, the moves as text and the last
+/// activity in unix milliseconds; reading one replays the moves.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "TableRecord", try_from = "TableRecord")]
 pub struct Table {
     options: GoOptions,
     game: Game,
     black: Seat,
     white: Seat,
-    bot: Option<Bot>,
-    last_activity: Instant,
+    /// Unix milliseconds: whole milliseconds, so the stored form is exact.
+    last_activity: u64,
+}
+
+/// `t` in whole unix milliseconds (0 before 1970).
+pub(crate) fn unix_millis(t: SystemTime) -> u64 {
+    let since = t.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Two tables are equal when they hold the same options, seats, moves and last activity
+/// (the rest of a `Game` follows from its moves).
+impl PartialEq for Table {
+    fn eq(&self, other: &Self) -> bool {
+        self.options == other.options
+            && self.black == other.black
+            && self.white == other.white
+            && self.last_activity == other.last_activity
+            && self.game.history() == other.game.history()
+    }
 }
 
 impl Table {
-    /// A new game; a bot seat gets a bot with `bot`.
-    pub fn new(options: GoOptions, black: Seat, white: Seat, bot: BotConfig, now: Instant) -> Self {
-        let has_bot = black == Seat::Bot || white == Seat::Bot;
+    /// A new game, last active `now`.
+    pub fn new(options: GoOptions, black: Seat, white: Seat, now: SystemTime) -> Self {
         Self {
             game: Game::new(options.size, options.komi),
             options,
             black,
             white,
-            bot: has_bot.then(|| Bot::new(bot)),
-            last_activity: now,
+            last_activity: unix_millis(now),
+        }
+    }
+
+    /// A table from its parts, as `record` rebuilds it.
+    pub(crate) fn from_parts(
+        options: GoOptions,
+        game: Game,
+        [black, white]: [Seat; 2],
+        last_activity: u64,
+    ) -> Self {
+        Self {
+            options,
+            game,
+            black,
+            white,
+            last_activity,
         }
     }
 
@@ -101,8 +140,13 @@ impl Table {
         }
     }
 
-    /// When a player last moved (or the game was opened).
-    pub fn last_activity(&self) -> Instant {
+    /// When a player last moved (or the game was opened), to the millisecond.
+    pub fn last_activity(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(self.last_activity)
+    }
+
+    /// [`last_activity`](Self::last_activity) in unix milliseconds.
+    pub(crate) fn last_activity_millis(&self) -> u64 {
         self.last_activity
     }
 
@@ -121,7 +165,7 @@ impl Table {
     }
 
     /// Seats the challenged agent, which plays `color`, in `instance`.
-    pub fn join(&mut self, color: Color, instance: &str, now: Instant) {
+    pub fn join(&mut self, color: Color, instance: &str, now: SystemTime) {
         let seat = match color {
             Color::Black => &mut self.black,
             Color::White => &mut self.white,
@@ -129,7 +173,23 @@ impl Table {
         if let Seat::Agent { instance: slot, .. } = seat {
             *slot = Some(instance.to_owned());
         }
-        self.last_activity = now;
+        self.last_activity = unix_millis(now);
+    }
+
+    /// A challenge nobody accepted yet: the challenger (Black) and the challenged agent.
+    pub fn pending_challenge(&self) -> Option<(&Principal, &Principal)> {
+        match (&self.black, &self.white) {
+            (
+                Seat::Agent {
+                    principal: from, ..
+                },
+                Seat::Agent {
+                    principal: to,
+                    instance: None,
+                },
+            ) => Some((from, to)),
+            _ => None,
+        }
     }
 
     /// Whether the bot is to move in a running game.
@@ -139,7 +199,7 @@ impl Table {
 
     /// Plays `mv` for `color`. Refused, with nothing changed, when the game has not started,
     /// when it is the other player's turn (except for resigning) or when the rules forbid it.
-    pub fn play(&mut self, color: Color, mv: Move, now: Instant) -> Result<Played, ArcadeError> {
+    pub fn play(&mut self, color: Color, mv: Move, now: SystemTime) -> Result<Played, ArcadeError> {
         if !self.started() {
             return Err(ArcadeError::NotStarted(self.seat(color.opponent()).name()));
         }
@@ -151,18 +211,8 @@ impl Table {
             )));
         }
         let played = self.game.play_as(color, mv)?;
-        self.last_activity = now;
+        self.last_activity = unix_millis(now);
         Ok(played)
-    }
-
-    /// Lets the bot choose a move without holding the table: the bot and a copy of the game.
-    pub fn take_bot(&mut self) -> Option<(Bot, Game)> {
-        self.bot.take().map(|bot| (bot, self.game.clone()))
-    }
-
-    /// Gives the bot back after it thought.
-    pub fn return_bot(&mut self, bot: Bot) {
-        self.bot = Some(bot);
     }
 
     /// The definition of `play` for `color` now: the legal points as an enum (§5.5). `None`
@@ -235,7 +285,7 @@ mod tests {
             principal: Principal::authenticated("bob"),
             instance: white_joined.then(|| "vs-alice".to_owned()),
         };
-        Table::new(options, black, white, BotConfig::default(), Instant::now())
+        Table::new(options, black, white, UNIX_EPOCH)
     }
 
     fn d4() -> Move {
@@ -246,7 +296,7 @@ mod tests {
     fn nobody_moves_before_the_challenged_agent_joins() {
         let mut table = agents(false);
         assert!(!table.started());
-        let err = table.play(Color::Black, d4(), Instant::now()).unwrap_err();
+        let err = table.play(Color::Black, d4(), UNIX_EPOCH).unwrap_err();
         assert_eq!(
             err.to_string(),
             "the game has not started: waiting for bob to accept"
@@ -257,14 +307,14 @@ mod tests {
     #[test]
     fn a_move_out_of_turn_is_refused_and_changes_nothing() {
         let mut table = agents(true);
-        let err = table.play(Color::White, d4(), Instant::now()).unwrap_err();
+        let err = table.play(Color::White, d4(), UNIX_EPOCH).unwrap_err();
         assert_eq!(
             err.to_string(),
             "it is not your turn: alice (Black) is to move"
         );
-        table.play(Color::Black, d4(), Instant::now()).unwrap();
+        table.play(Color::Black, d4(), UNIX_EPOCH).unwrap();
         let before = table.game().render();
-        let err = table.play(Color::White, d4(), Instant::now()).unwrap_err();
+        let err = table.play(Color::White, d4(), UNIX_EPOCH).unwrap_err();
         assert_eq!(err.to_string(), "D4 is occupied");
         assert_eq!(table.game().render(), before);
         assert_eq!(table.game().to_move(), Color::White);
@@ -273,9 +323,7 @@ mod tests {
     #[test]
     fn resigning_is_allowed_out_of_turn_and_reads_well_for_both() {
         let mut table = agents(true);
-        let played = table
-            .play(Color::White, Move::Resign, Instant::now())
-            .unwrap();
+        let played = table.play(Color::White, Move::Resign, UNIX_EPOCH).unwrap();
         let outcome = played.outcome.unwrap();
         assert_eq!(
             table.result_for(Color::White, &outcome),

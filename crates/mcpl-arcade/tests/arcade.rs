@@ -152,6 +152,7 @@ fn s4_3_a_play_without_an_instance_names_the_open_games() {
         w.arcade
             .board(&common_alice(), "vs-bot")
             .unwrap()
+            .unwrap()
             .contains("No moves yet.")
     );
 }
@@ -166,7 +167,7 @@ fn bad_input_illegal_or_malformed_moves_are_tool_errors_that_change_nothing() {
     w.call(a, "play", json!({"move": "E5"}), Some("vs-bot"));
     w.run_bots();
     w.take(a);
-    let before = w.arcade.board(&common_alice(), "vs-bot").unwrap();
+    let before = w.arcade.board(&common_alice(), "vs-bot").unwrap().unwrap();
     for bad in [
         json!({"move": "E5"}),
         json!({"move": "Z99"}),
@@ -180,7 +181,10 @@ fn bad_input_illegal_or_malformed_moves_are_tool_errors_that_change_nothing() {
             "a refusal carries no hints"
         );
     }
-    assert_eq!(w.arcade.board(&common_alice(), "vs-bot").unwrap(), before);
+    assert_eq!(
+        w.arcade.board(&common_alice(), "vs-bot").unwrap().unwrap(),
+        before
+    );
     assert!(w.bot_turns.is_empty());
 }
 
@@ -202,13 +206,16 @@ fn s11_a_host_without_tool_hints_plays_through_the_compatibility_tools() {
         "§6.3: no hints for a host without toolHints"
     );
     w.run_bots();
-    let board = w.arcade.board(&common_alice(), "g").unwrap();
+    let board = w.arcade.board(&common_alice(), "g").unwrap().unwrap();
     let again = w.call(a, "play", json!({"move": "E5"}), None);
     assert_eq!(
         again["isError"], true,
         "the game's own legal moves still apply"
     );
-    assert_eq!(w.arcade.board(&common_alice(), "g").unwrap(), board);
+    assert_eq!(
+        w.arcade.board(&common_alice(), "g").unwrap().unwrap(),
+        board
+    );
 }
 
 #[test]
@@ -224,7 +231,7 @@ fn bad_input_size_10_is_refused_by_open_and_by_challenge() {
     let result = w.call(a, "challenge", json!({"who": "bob", "size": 10}), None);
     assert_eq!(result["isError"], true);
     assert!(open_instances(&mut w, a).is_empty());
-    assert_eq!(w.arcade.games(), 0);
+    assert_eq!(w.arcade.games().unwrap(), 0);
 }
 
 #[test]
@@ -234,7 +241,7 @@ fn bad_input_a_move_into_another_principals_game_is_refused() {
     w.take(a);
     let result = w.call(b, "play", json!({"move": "E5"}), Some("vs-bot"));
     assert_eq!(result["isError"], true);
-    let board = w.arcade.board(&common_alice(), "vs-bot").unwrap();
+    let board = w.arcade.board(&common_alice(), "vs-bot").unwrap().unwrap();
     assert!(board.contains("No moves yet."));
     assert!(w.take(a).is_empty(), "alice hears nothing");
 }
@@ -307,8 +314,8 @@ fn s9_challenge_suggests_an_open_and_the_game_runs_between_two_agents() {
     );
     assert!(open_instances(&mut w, a).is_empty());
     assert!(open_instances(&mut w, b).is_empty());
-    assert_eq!(w.arcade.standings()["alice"].wins, 1);
-    assert_eq!(w.arcade.standings()["bob"].losses, 1);
+    assert_eq!(w.arcade.standings().unwrap()["alice"].wins, 1);
+    assert_eq!(w.arcade.standings().unwrap()["bob"].losses, 1);
 }
 
 #[test]
@@ -325,7 +332,7 @@ fn s5_3_the_bot_resigning_ends_the_game_with_a_record() {
     assert_eq!(toolsets["state"], "closed");
     let reasons = ended_reasons(&mut w, a);
     assert_eq!(reasons, ["Your opponent (the bot) resigned. You win."]);
-    assert_eq!(w.arcade.games(), 0);
+    assert_eq!(w.arcade.games().unwrap(), 0);
 }
 
 #[test]
@@ -347,7 +354,7 @@ fn s5_3_an_opponent_leaving_ends_the_other_side_with_a_record() {
         .unwrap();
     assert!(text_of(&closed).contains("You left and forfeit the game; alice wins."));
     assert_eq!(ended_reasons(&mut w, a), ["bob left the game; you win."]);
-    assert_eq!(w.arcade.standings()["alice"].wins, 1);
+    assert_eq!(w.arcade.standings().unwrap()["alice"].wins, 1);
 }
 
 #[test]
@@ -360,9 +367,9 @@ fn s5_3_an_idle_game_times_out_with_a_record_for_each_side() {
     w.open(b, "vs-alice", json!({"size": 9, "opponent": "alice"}))
         .unwrap();
     w.advance(Duration::from_secs(29 * 60));
-    assert_eq!(w.arcade.games(), 1, "not yet");
+    assert_eq!(w.arcade.games().unwrap(), 1, "not yet");
     w.advance(Duration::from_secs(60));
-    assert_eq!(w.arcade.games(), 0);
+    assert_eq!(w.arcade.games().unwrap(), 0);
     for c in [a, b] {
         let reasons = ended_reasons(&mut w, c);
         assert_eq!(reasons.len(), 1);
@@ -442,7 +449,7 @@ fn s6_1_a_move_cancelled_before_it_runs_is_not_played_and_sends_nothing() {
     let (mut w, a, _) = alice_vs_bot(quick_config());
     w.take(a);
     let alice = w.conns[a].principal.clone();
-    let before = w.arcade.board(&alice, "vs-bot");
+    let before = w.arcade.board(&alice, "vs-bot").unwrap();
     let id = RequestId::Number(9_001);
     let now = w.now;
     let play = json!({"name": "play", "arguments": {"move": "E5"},
@@ -469,7 +476,7 @@ fn s6_1_a_move_cancelled_before_it_runs_is_not_played_and_sends_nothing() {
     assert_eq!(result.is_error, Some(true));
     assert!(turn.is_none(), "no bot move is owed");
     assert_eq!(
-        w.arcade.board(&alice, "vs-bot"),
+        w.arcade.board(&alice, "vs-bot").unwrap(),
         before,
         "nothing was played"
     );

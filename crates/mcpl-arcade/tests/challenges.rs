@@ -19,7 +19,7 @@ fn a_self_challenge_is_a_tool_error() {
             .message
             .contains("you cannot challenge yourself")
     );
-    assert_eq!(w.arcade.games(), 0);
+    assert_eq!(w.arcade.games().unwrap(), 0);
 }
 
 #[test]
@@ -54,12 +54,12 @@ fn accepting_at_another_size_is_refused_and_changes_nothing() {
         "{}",
         err.message
     );
-    assert_eq!(w.arcade.games(), 1);
+    assert_eq!(w.arcade.games().unwrap(), 1);
     // Challenging back instead of accepting is refused with the way to accept.
     let back = w.call(b, "challenge", json!({"who": "alice", "size": 13}), None);
     assert_eq!(back["isError"], true);
     assert!(text_of(&back).contains("alice already challenged you"));
-    assert_eq!(w.arcade.games(), 1);
+    assert_eq!(w.arcade.games().unwrap(), 1);
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn closing_before_the_answer_withdraws_the_challenge() {
     let written = w.take(b);
     let push = pushes(&written).pop().expect("bob is told");
     assert_eq!(text_of(&push), "alice withdrew the challenge.");
-    assert_eq!(w.arcade.games(), 0);
+    assert_eq!(w.arcade.games().unwrap(), 0);
     // Accepting now starts a new challenge the other way instead.
     let opened = w
         .open(b, "vs-alice", json!({"size": 9, "opponent": "alice"}))
@@ -96,5 +96,5 @@ fn a_second_challenge_to_the_same_agent_gets_its_own_instance() {
     w.call(a, "challenge", json!({"who": "bob", "size": 9}), None);
     let second = w.call(a, "challenge", json!({"who": "bob", "size": 13}), None);
     assert!(text_of(&second).contains("open as `vs-bob-2`"), "{second}");
-    assert_eq!(w.arcade.games(), 2);
+    assert_eq!(w.arcade.games().unwrap(), 2);
 }

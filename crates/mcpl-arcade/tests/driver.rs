@@ -99,7 +99,7 @@ async fn s6_2_the_bots_move_is_pushed_after_the_play_result_with_the_next_rev() 
         .expect("the new legal moves")
         .len();
     assert_eq!(moves, 79);
-    assert_eq!(server.arcade().games(), 1);
+    assert_eq!(server.arcade().games().unwrap(), 1);
     peer.close().await;
 }
 

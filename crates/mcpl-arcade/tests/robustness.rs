@@ -50,7 +50,7 @@ proptest! {
             let principal = Principal::authenticated(names[who]);
             let boards: Vec<Option<String>> = ["vs-bot", "vs-bob", "vs-alice"]
                 .iter()
-                .map(|i| w.arcade.board(&principal, i))
+                .map(|i| w.arcade.board(&principal, i).unwrap())
                 .collect();
             let mut params = json!({"name": tool, "arguments": args});
             if let Some(i) = &instance {
@@ -70,7 +70,7 @@ proptest! {
             if refused {
                 let after: Vec<Option<String>> = ["vs-bot", "vs-bob", "vs-alice"]
                     .iter()
-                    .map(|i| w.arcade.board(&principal, i))
+                    .map(|i| w.arcade.board(&principal, i).unwrap())
                     .collect();
                 prop_assert_eq!(boards, after);
             }

@@ -42,6 +42,17 @@ enum Command {
         /// docs/CONFORMANCE.md) beside the games, for `mcpl conformance server`.
         #[arg(long)]
         conformance: bool,
+        /// Keep the games and every principal's toolsets in the Redis at `redis://HOST:PORT`,
+        /// for several replicas behind one address (each with `--listen` and the same
+        /// `--token`s): every replica started with the same store and prefix serves the same
+        /// games. Allowed on stdio too, though a single stdio process has no replicas to
+        /// share with. An unreachable Redis at start exits with status 2.
+        #[arg(long, value_name = "redis://HOST:PORT")]
+        store: Option<String>,
+        /// With `--store`: the prefix of the arcade's Redis keys, the same for every replica
+        /// of one deployment.
+        #[arg(long, value_name = "PREFIX", default_value = "mcpl-arcade")]
+        store_prefix: String,
     },
     /// Run a scripted agent through a whole session and print the transcript and cache report.
     Demo,
@@ -149,11 +160,15 @@ fn main() -> ExitCode {
             tokens,
             principal,
             conformance,
+            store,
+            store_prefix,
         } => cmd::arcade::run(cmd::arcade::Options {
             listen,
             tokens,
             principal,
             conformance,
+            store,
+            store_prefix,
         }),
         Command::Demo => cmd::demo::run(),
         Command::Conformance { target } => match target {

@@ -16,7 +16,9 @@ async fn run_with(faults: HostFaults, only: &[&str], wait: Duration) -> Report {
         only: only.iter().map(|s| s.to_string()).collect(),
         timeout: Duration::from_secs(10),
         wait,
-        quiet: Duration::from_millis(200),
+        // How long a check listens for what must NOT come (a second telling, a stray open);
+        // generous, because on a loaded machine a broken host's second message can be late.
+        quiet: Duration::from_millis(600),
     };
     run_host_suite(HostTarget::Launcher(Arc::new(TestHost { faults })), options).await
 }

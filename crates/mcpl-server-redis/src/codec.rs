@@ -35,6 +35,11 @@ impl Keys {
         format!("{}:end:{id}:{principal}", self.prefix)
     }
 
+    /// A shared app document ([`crate::Document`]).
+    pub(crate) fn doc(&self, name: &str) -> String {
+        format!("{}:doc:{name}", self.prefix)
+    }
+
     /// The set of principals with state.
     pub(crate) fn principals(&self) -> String {
         format!("{}:principals", self.prefix)

@@ -26,8 +26,9 @@
 //!
 //! **Calling Redis from a synchronous seam.** The session core is sans-IO and calls the store
 //! synchronously; the store uses the `redis` crate's blocking connection (one per replica,
-//! loopback-fast), so the core stays pure and no runtime is entered from inside it. A
-//! command blocks its tokio worker for one Redis round trip.
+//! and one per document, loopback-fast), so the core stays pure and no runtime is entered
+//! from inside it. A command blocks its tokio worker for one Redis round trip; connecting
+//! and every command time out after two seconds, so an unreachable Redis is an error.
 //!
 //! **Fan-out.** [`Fanout`] sets a `mcpl_server::driver::Relay` on the replica's `Handle`:
 //! every change committed on this replica is published, in commit order, on
@@ -48,23 +49,40 @@
 //! hosts converge on Redis's state through ordinary hints on their next revs. After a
 //! restart without persistence, the first replica to write a principal back wins.
 //!
+//! **App documents.** State an app keeps itself can be shared the same way:
+//! [`RedisStore::document`] gives a [`Document`], one JSON value at `PREFIX:doc:NAME`
+//! edited by the same optimistic transactions (`WATCH`, read, edit, `MULTI`/`EXEC`, rerun
+//! on abort; a value that did not change is not written). A stored value that does not
+//! parse is an error naming the key, never silently replaced. A document keeps no copy on
+//! the replica: while Redis is away every call is an error (the app decides what to tell
+//! its players), and a Redis restarted without persistence has lost it (`restore` brings
+//! back principal state only). It has a connection of its own and reports reachability to
+//! the store.
+//!
 //! **Shared and not shared.** Shared: open toolsets and instances, titles, options, tool
-//! visibility and definitions, presence moves, ended records, id counters. Not shared: app
-//! state the app keeps itself (a game's board), per-connection principals, connection ids
-//! (an `Opener::Host` names a connection of the replica that opened).
+//! visibility and definitions, presence moves, ended records, id counters, and app documents
+//! (the arcade's games: boards, seats, challenges and standings live in one document, so any
+//! replica can serve the next move). Not shared: per-connection principals, connection ids
+//! (an `Opener::Host` names a connection of the replica that opened), and work in flight on
+//! a replica (the arcade's bot thinks on the replica that served the move).
 //!
 //! # Layout
 //!
 //! - `store`: [`RedisStore`], the `PrincipalStore`.
+//! - `doc`: [`Document`], a shared JSON document of an app's own.
+//! - `link`: one blocking connection with timeouts, reopened after a failure.
 //! - `fanout`: [`Fanout`], pub/sub between replicas.
 //! - `codec`: key names and the stored form of a principal's state.
 //! - `error`: [`Error`].
 
 mod codec;
+mod doc;
 mod error;
 mod fanout;
+mod link;
 mod store;
 
+pub use doc::Document;
 pub use error::Error;
 pub use fanout::Fanout;
 pub use store::RedisStore;

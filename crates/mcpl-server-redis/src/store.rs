@@ -2,18 +2,16 @@
 
 use crate::codec::{self, Anchor, Blob, EndRow, Keys};
 use crate::error::Error;
+use crate::link::Link;
 use mcpl_server::{MemoryStore, Principal, PrincipalState, PrincipalStore};
 use redis::{Commands, Connection, Value as RedisValue};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime};
-
-/// How long to wait for Redis to accept a connection or answer a command.
-const TIMEOUT: Duration = Duration::from_secs(2);
+use std::time::{Instant, SystemTime};
 
 /// How many times an update is retried when other writers keep getting in first.
-const MAX_ATTEMPTS: usize = 10_000;
+pub(crate) const MAX_ATTEMPTS: usize = 10_000;
 
 /// Principal state in Redis, shared by every replica that opens the same URL and prefix.
 ///
@@ -29,8 +27,7 @@ const MAX_ATTEMPTS: usize = 10_000;
 /// then refuses new opens); [`restore`](Self::restore) writes those copies back for
 /// principals Redis has lost.
 pub struct RedisStore {
-    client: redis::Client,
-    conn: Mutex<Option<Connection>>,
+    link: Link,
     keys: Keys,
     anchor: Anchor,
     local: MemoryStore,
@@ -67,8 +64,7 @@ impl RedisStore {
             reason: e.to_string(),
         })?;
         let store = RedisStore {
-            client,
-            conn: Mutex::new(None),
+            link: Link::new(client),
             keys: Keys::new(prefix),
             anchor: Anchor::new(Instant::now(), SystemTime::now()),
             local: MemoryStore::new(),
@@ -81,7 +77,7 @@ impl RedisStore {
 
     /// The Redis client (for the pub/sub side, [`crate::Fanout`]).
     pub fn client(&self) -> &redis::Client {
-        &self.client
+        self.link.client()
     }
 
     pub(crate) fn keys(&self) -> &Keys {
@@ -127,52 +123,21 @@ impl RedisStore {
         cache.get(principal).cloned()
     }
 
-    fn note<T>(&self, result: &Result<T, redis::RedisError>) {
+    /// Records whether a command reached Redis ([`is_available`](Self::is_available)).
+    /// Documents note theirs here too: one Redis, one answer.
+    pub(crate) fn note<T>(&self, result: &Result<T, redis::RedisError>) {
         let ok = result.is_ok();
         let was = self.available.swap(ok, Ordering::Relaxed);
         if was && !ok {
             tracing::warn!("redis unreachable; serving principal state from this replica's copy");
         }
-        if !ok {
-            *self.conn.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        }
     }
 
-    /// Runs `f` on this replica's connection, connecting first if needed. A connection left
-    /// from before a Redis restart fails on first use: then `f` runs once more on a fresh one
-    /// (every `f` here is a whole read or an optimistic transaction, so it may).
     fn with_conn<T>(
         &self,
-        mut f: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
+        f: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
     ) -> redis::RedisResult<T> {
-        let mut slot = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let reused = slot.is_some();
-        let result = self.on_conn(&mut slot, &mut f);
-        match result {
-            Err(e) if reused && (e.is_io_error() || e.is_connection_dropped()) => {
-                self.on_conn(&mut slot, &mut f)
-            }
-            other => other,
-        }
-    }
-
-    fn on_conn<T>(
-        &self,
-        slot: &mut Option<Connection>,
-        f: &mut impl FnMut(&mut Connection) -> redis::RedisResult<T>,
-    ) -> redis::RedisResult<T> {
-        if slot.is_none() {
-            let conn = self.client.get_connection_with_timeout(TIMEOUT)?;
-            conn.set_read_timeout(Some(TIMEOUT))?;
-            conn.set_write_timeout(Some(TIMEOUT))?;
-            *slot = Some(conn);
-        }
-        let conn = slot.as_mut().expect("connected above");
-        let result = f(conn);
-        if result.is_err() {
-            *slot = None;
-        }
-        result
+        self.link.with_conn(f)
     }
 
     fn load(&self, c: &mut Connection, principal: &str) -> redis::RedisResult<Loaded> {

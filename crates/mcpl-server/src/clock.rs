@@ -74,6 +74,65 @@ mod tests {
         assert_eq!(iso8601(leap), "2000-02-29T00:00:00.000Z");
     }
 
+    /// The date of `days` after 1970-01-01, counted the slow way: whole years, then months.
+    fn date_by_counting(mut days: u64) -> (u64, u64, u64) {
+        let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        let mut year = 1970;
+        loop {
+            let len = if leap(year) { 366 } else { 365 };
+            if days < len {
+                break;
+            }
+            days -= len;
+            year += 1;
+        }
+        let feb = if leap(year) { 29 } else { 28 };
+        let mut month = 1;
+        for len in [31, feb, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] {
+            if days < len {
+                break;
+            }
+            days -= len;
+            month += 1;
+        }
+        (year, month, days + 1)
+    }
+
+    proptest::proptest! {
+        /// Every day from 1970 to beyond 2400 (century and 400-year leap rules included)
+        /// prints as the date found by counting days.
+        #[test]
+        fn dates_agree_with_counting_days(days in 0u64..160_000, secs in 0u64..86_400) {
+            let (y, m, d) = date_by_counting(days);
+            let t = UNIX_EPOCH + Duration::from_secs(days * 86_400 + secs);
+            let text = iso8601(t);
+            proptest::prop_assert!(
+                text.starts_with(&format!("{y:04}-{m:02}-{d:02}T")),
+                "{text} is not {y:04}-{m:02}-{d:02}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_and_last_day_of_every_month_of_a_leap_and_a_common_year() {
+        for (from, year) in [(10_957u64, 2000), (11_323, 2001)] {
+            let mut days = from;
+            let lens = if year == 2000 {
+                [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+            } else {
+                [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+            };
+            for (i, len) in lens.into_iter().enumerate() {
+                let first = iso8601(UNIX_EPOCH + Duration::from_secs(days * 86_400));
+                let last =
+                    iso8601(UNIX_EPOCH + Duration::from_secs((days + len - 1) * 86_400 + 86_399));
+                assert_eq!(first, format!("{year}-{:02}-01T00:00:00.000Z", i + 1));
+                assert_eq!(last, format!("{year}-{:02}-{len:02}T23:59:59.000Z", i + 1));
+                days += len;
+            }
+        }
+    }
+
     #[test]
     fn wall_clock_follows_the_instant() {
         let t0 = Instant::now();

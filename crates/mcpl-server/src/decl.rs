@@ -480,6 +480,17 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_def_keeps_its_declared_name_through_the_builder() {
+        let play = ToolDef::new("play", "Play a move.")
+            .title("Play")
+            .dynamic()
+            .hidden();
+        assert_eq!(play.name(), "play");
+        let fortune = ToolDef::new("fortune", "Tell a fortune.").group("extras");
+        assert_eq!(fortune.name(), "fortune");
+    }
+
+    #[test]
     fn s6_3_options_that_refuse_empty_need_an_explicit_open() {
         let c = Declarations::new("s", "1")
             .toolset(ToolsetDef::new("a", "A").options_schema(json!({"type": "object"})))

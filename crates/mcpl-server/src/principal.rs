@@ -151,6 +151,17 @@ mod tests {
     }
 
     #[test]
+    fn a_principal_displays_as_its_id() {
+        // Stores key principal state by this text (`mcpl-server-redis`), so it must be the id
+        // itself, and distinct principals must read differently.
+        assert_eq!(Principal::authenticated("ada").to_string(), "ada");
+        assert_eq!(
+            format!("state of {}", Principal::of_connection(ConnectionId(7))),
+            "state of connection-7"
+        );
+    }
+
+    #[test]
     fn appendix_b23_per_connection_principals_are_distinct_and_end_at_disconnect() {
         let id = Identity::PerConnection;
         let a = id.resolve(ConnectionId(1), Some("whatever")).unwrap();

@@ -160,14 +160,10 @@ pub trait PrincipalStore: Send + Sync + 'static {
     /// Forgets `principal`'s state entirely (a per-connection principal at disconnect).
     fn remove(&self, principal: &Principal);
 
-    /// A copy of `principal`'s state, or `None` when it has none; reading creates nothing.
-    /// The default goes through [`update`](Self::update) and so leaves an empty state
-    /// behind for an unknown principal: stores should override it.
-    fn get(&self, principal: &Principal) -> Option<PrincipalState> {
-        let mut copy = None;
-        self.update(principal, &mut |s| copy = Some(s.clone()));
-        copy
-    }
+    /// A copy of `principal`'s state, or `None` when it has none. Reading creates nothing
+    /// (§5.6: a principal nobody has served has no state), which is why there is no default
+    /// going through [`update`](Self::update).
+    fn get(&self, principal: &Principal) -> Option<PrincipalState>;
 
     /// Every principal with state (for ends that apply to all, such as a removed toolset).
     fn principals(&self) -> Vec<Principal>;

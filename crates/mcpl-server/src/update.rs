@@ -618,3 +618,22 @@ fn tool_state<'s>(
             .map(|o| o.tools.entry(tool.to_owned()).or_default()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_update_is_empty_only_when_it_records_nothing() {
+        assert!(Update::new().is_empty());
+        let mut ops = Update::new();
+        ops.tools().show("hint");
+        assert!(!ops.is_empty(), "an update with only a tool change");
+        let mut event = Update::new();
+        event.event(Event::text("White played E5"));
+        assert!(!event.is_empty(), "an update with only an event");
+        let mut suggest = Update::new();
+        suggest.suggest_close("game", Some("g1"), "the game is over");
+        assert!(!suggest.is_empty(), "an update with only a suggestion");
+    }
+}

@@ -5,8 +5,8 @@ mod common;
 
 use common::*;
 use mcpl_server::{
-    CallKind, ConnectionId, Declarations, Principal, Server, ServerConfig, ToolDef, ToolsetDef,
-    Update, WallClock,
+    CallKind, ConnectionId, Declarations, Effect, Outcome, Principal, Server, ServerConfig,
+    ToolDef, ToolsetDef, Update, WallClock,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -667,4 +667,114 @@ fn s5_6_an_open_finishing_after_disconnect_still_gets_its_cleanup_close() {
     assert_eq!(w.conns[h].session.calls_in_flight(), 0);
     assert!(w.take(h).is_empty(), "nothing is written after disconnect");
     assert!(!w.server.store().principals().contains(&p));
+}
+
+#[test]
+fn s5_2_an_open_the_app_does_not_title_is_listed_under_the_declared_title() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, false);
+    // The fixture app answers a `notes` open with text and no title.
+    let r = w
+        .request(h, "toolsets/open", json!({"toolset": "notes"}))
+        .unwrap();
+    assert_eq!(r["title"], json!("Notes"));
+    // The server opens an instance on its own initiative, without a title either.
+    let mut u = Update::new();
+    u.instance("game", "g7").open(json!({}), None);
+    w.apply(&ada(), u);
+    let list = w.request(h, "toolsets/list", json!({})).unwrap();
+    let title = |toolset: &str, instance: Option<&str>| {
+        list["open"].as_array().unwrap().iter().find_map(|e| {
+            (e["toolset"] == json!(toolset)
+                && e.get("instance").and_then(Value::as_str) == instance)
+                .then(|| e["title"].clone())
+        })
+    };
+    assert_eq!(title("notes", None), Some(json!("Notes")));
+    assert_eq!(title("game", Some("g7")), Some(json!("Go (g7)")));
+}
+
+#[test]
+fn s6_one_change_states_each_toolset_and_instance_it_opens() {
+    // Entries are one per (toolset, instance): two instances of one toolset, and one instance
+    // name in two toolsets, are all different things.
+    let decls = Declarations::new("boards", "1")
+        .toolset(
+            ToolsetDef::new("go", "Go")
+                .instances()
+                .tool(ToolDef::new("place", "Place a stone.")),
+        )
+        .toolset(
+            ToolsetDef::new("chess", "Chess")
+                .instances()
+                .tool(ToolDef::new("move", "Move a piece.")),
+        );
+    let mut w = World::new(decls);
+    let h = w.connect(ada(), true, false);
+    let mut u = Update::new();
+    u.instance("go", "a").open(Value::Null, None);
+    u.instance("go", "b").open(Value::Null, None);
+    u.instance("chess", "a").open(Value::Null, None);
+    w.apply(&ada(), u);
+    let msgs = w.take(h);
+    assert_eq!(methods(&msgs), ["tools/hints"]);
+    let hints = hints_of(&msgs[0]).unwrap();
+    let stated: Vec<(&str, &str, &str)> = hints["toolsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["toolset"].as_str().unwrap(),
+                e["instance"].as_str().unwrap(),
+                e["state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        stated,
+        [
+            ("go", "a", "open"),
+            ("go", "b", "open"),
+            ("chess", "a", "open")
+        ]
+    );
+    for (tool, instance) in [("place", "a"), ("place", "b"), ("move", "a")] {
+        assert_eq!(
+            tool_entry(&hints, tool, Some(instance)).map(|e| &e["visible"]),
+            Some(&json!(true)),
+            "{tool} in {instance}"
+        );
+    }
+}
+
+#[test]
+fn s5_6_a_call_that_changes_nothing_publishes_nothing() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.hold_calls = true;
+    // Runs `tool` with the held app call finished by hand; counts the Publish effects it
+    // queues for the principal's other connections.
+    let publishes = |w: &mut World, tool: &str, args: Value| {
+        w.send_request(h, "tools/call", json!({"name": tool, "arguments": args}));
+        w.drive();
+        let (_, mut call) = w.held.remove(0);
+        let reply = run_app(&mut call);
+        let outcome = Outcome {
+            context: call.context,
+            reply,
+        };
+        let now = w.now;
+        w.conns[h]
+            .session
+            .handle_call_done(now, call.id, outcome)
+            .expect("the outcome fits");
+        std::iter::from_fn(|| w.conns[h].session.poll_effect())
+            .filter(|e| matches!(e, Effect::Publish(_)))
+            .count()
+    };
+    assert_eq!(publishes(&mut w, "tip", json!({})), 0);
+    assert_eq!(publishes(&mut w, "flip", json!({"show": false})), 1);
+    let nothing = w.server.apply(w.now, &ada(), Update::new()).unwrap();
+    assert!(nothing.is_empty());
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use mcpl_server::{Declarations, ToolDef, ToolsetDef};
 use serde_json::json;
 
 #[test]
@@ -101,4 +102,76 @@ fn s11_toolset_open_adopts_and_makes_current_without_a_second_game() {
         "You played A1 in g1."
     );
     assert_eq!(w.server.state(&ada()).instances_of("game").len(), 2);
+}
+
+#[test]
+fn s6_3_a_session_knows_whether_its_host_advertised_tool_hints() {
+    let mut w = World::arcade();
+    let plain = w.connect(ada(), false, true);
+    let hinted = w.connect(ada(), true, true);
+    assert!(!w.conns[plain].session.host_has_tool_hints());
+    assert!(w.conns[hinted].session.host_has_tool_hints());
+}
+
+#[test]
+fn s11_compat_tools_are_offered_only_when_a_toolset_needs_them() {
+    // Toolsets without instances and without required options are implicitly open for a plain
+    // host (§6.3), so it needs no `toolset_*` tools to reach them.
+    let decls = Declarations::new("notebook", "1")
+        .tool(ToolDef::new("hello", "Say hello."))
+        .toolset(ToolsetDef::new("notes", "Notes").tool(ToolDef::new("note", "Write a note.")));
+    let mut w = World::new(decls);
+    let h = w.connect(ada(), false, false);
+    let list = w.request(h, "tools/list", json!({})).unwrap();
+    let names: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["hello", "note"]);
+    let err = w
+        .request(
+            h,
+            "tools/call",
+            json!({"name": "toolset_open", "arguments": {"toolset": "notes"}}),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, -32602);
+    assert_eq!(err.message, "unknown tool `toolset_open`");
+    assert_eq!(text(&w.call(h, "note", json!({}), None)), "note done");
+}
+
+#[test]
+fn s11_closing_another_instance_keeps_the_current_one() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), false, false);
+    for name in ["g1", "g2", "g3"] {
+        w.call(
+            h,
+            "toolset_open",
+            json!({"toolset": "game", "instance": name}),
+            None,
+        );
+    }
+    // g3 is current; closing g1 by name leaves it so.
+    w.call(
+        h,
+        "toolset_close",
+        json!({"toolset": "game", "instance": "g1"}),
+        None,
+    );
+    let r = w.call(h, "play", json!({"move": "A1"}), None);
+    assert_eq!(text(&r), "You played A1 in g3.");
+    // A close without a name still means the current one.
+    let r = w.call(h, "toolset_close", json!({"toolset": "game"}), None);
+    assert!(!is_error(&r), "{r}");
+    let open: Vec<String> = w
+        .server
+        .state(&ada())
+        .instances_of("game")
+        .iter()
+        .map(|i| i.to_string())
+        .collect();
+    assert_eq!(open, ["g2"]);
 }

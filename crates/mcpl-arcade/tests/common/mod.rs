@@ -3,9 +3,13 @@
 
 #![allow(dead_code)]
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use mcpl_arcade::{Arcade, ArcadeConfig, BotTurn, declarations};
+use mcpl_arcade::{
+    Arcade, ArcadeConfig, BotTurn, GameStore, GameStoreError, Games, MemoryGames, declarations,
+};
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
 use mcpl_server::{
     Call, CallKind, ConnectionId, Effect, Outcome, Principal, Reply, Server, ServerConfig, Session,
@@ -41,8 +45,49 @@ pub fn quick_config() -> ArcadeConfig {
     config
 }
 
+/// A games store that behaves as an optimistic store on a conflict, every time: it runs each
+/// step first on a throwaway copy, then again on the real games, and keeps the second run.
+#[derive(Debug, Default)]
+pub struct Rerunning {
+    games: Mutex<Games>,
+    /// How many times steps ran (twice per step).
+    pub runs: AtomicUsize,
+}
+
+impl GameStore for Rerunning {
+    fn update(&self, f: &mut dyn FnMut(&mut Games)) -> Result<(), GameStoreError> {
+        let mut games = self.games.lock().unwrap();
+        let mut throwaway = games.clone();
+        f(&mut throwaway);
+        f(&mut games);
+        self.runs.fetch_add(2, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A games store that can be cut off: while `down`, every step fails without running.
+#[derive(Debug, Default)]
+pub struct Flaky {
+    games: MemoryGames,
+    pub down: AtomicBool,
+}
+
+impl GameStore for Flaky {
+    fn update(&self, f: &mut dyn FnMut(&mut Games)) -> Result<(), GameStoreError> {
+        if self.down.load(Ordering::Relaxed) {
+            return Err(GameStoreError("connection refused".to_owned()));
+        }
+        self.games.update(f)
+    }
+}
+
 impl World {
     pub fn new(config: ArcadeConfig) -> Self {
+        Self::with_games(config, Arc::new(MemoryGames::default()))
+    }
+
+    /// A world whose arcade keeps its games in `games`.
+    pub fn with_games(config: ArcadeConfig, games: Arc<dyn GameStore>) -> Self {
         let now = Instant::now();
         let clock = WallClock::new(now, UNIX_EPOCH + Duration::from_secs(1_780_000_000));
         let catalog = declarations()
@@ -50,7 +95,7 @@ impl World {
             .expect("the arcade's declarations are valid");
         World {
             server: Server::new(catalog, ServerConfig::new(clock)),
-            arcade: Arcade::new(config),
+            arcade: Arcade::with_store(config, games).with_clock(clock),
             now,
             conns: Vec::new(),
             bot_turns: Vec::new(),
@@ -163,7 +208,8 @@ impl World {
         let turns = std::mem::take(&mut self.bot_turns);
         let mut moved = 0;
         for turn in turns {
-            if let Some((principal, update)) = self.arcade.bot_turn(&turn, self.now) {
+            let made = self.arcade.bot_turn(&turn, self.now);
+            if let Some((principal, update)) = made.expect("the games store answers") {
                 self.apply(&principal, update);
                 moved += 1;
             }
@@ -174,7 +220,8 @@ impl World {
     /// Moves the clock and ends idle games, as the driver's worker does.
     pub fn advance(&mut self, by: Duration) {
         self.now += by;
-        for (principal, update) in self.arcade.expire_idle(self.now) {
+        let ends = self.arcade.expire_idle(self.now);
+        for (principal, update) in ends.expect("the games store answers") {
             self.apply(&principal, update);
         }
     }

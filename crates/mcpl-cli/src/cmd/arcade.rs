@@ -1,12 +1,16 @@
-//! `mcpl arcade`: serve the example games server on stdio, WebSocket or Streamable HTTP.
+//! `mcpl arcade`: serve the example games server on stdio, WebSocket or Streamable HTTP,
+//! alone or as one replica of several sharing a Redis (`--store`).
 
 use anyhow::{Context, bail};
-use mcpl_arcade::ArcadeConfig;
+use mcpl_arcade::{ArcadeConfig, ArcadeServer, RedisArcade};
 use mcpl_server::{Identity, Principal, TokenMap};
 use std::process::ExitCode;
 
 /// The path the Streamable HTTP endpoint is mounted at.
 const HTTP_PATH: &str = "/mcp";
+
+/// The exit status when the arcade cannot start (its store is bad or unreachable).
+const EXIT_CANNOT_START: u8 = 2;
 
 /// What `mcpl arcade` was asked to do.
 #[derive(Debug)]
@@ -19,6 +23,48 @@ pub struct Options {
     pub principal: String,
     /// Serve the conformance fixture contract beside the games (`--conformance`).
     pub conformance: bool,
+    /// `redis://HOST:PORT`: keep games and principal state there, shared by replicas.
+    pub store: Option<String>,
+    /// The prefix of the arcade's Redis keys (`--store-prefix`).
+    pub store_prefix: String,
+}
+
+/// The arcade this process runs: on its own, or as a replica on Redis.
+enum Running {
+    Alone(ArcadeServer),
+    /// Keeps the fan-out alive with the server.
+    Replica(RedisArcade),
+}
+
+impl Running {
+    fn server(&self) -> &ArcadeServer {
+        match self {
+            Running::Alone(server) => server,
+            Running::Replica(replica) => replica.server(),
+        }
+    }
+}
+
+/// Checks `--store` names a Redis (the store itself says whether it answers).
+fn parse_store(spec: &str) -> anyhow::Result<&str> {
+    let Some(rest) = spec.strip_prefix("redis://") else {
+        bail!("`--store {spec}`: expected redis://HOST:PORT");
+    };
+    if rest.trim_end_matches('/').is_empty() {
+        bail!("`--store {spec}`: no host: expected redis://HOST:PORT");
+    }
+    Ok(spec)
+}
+
+/// `url` fit to print: a password in it (`redis://:PASSWORD@HOST`) is masked.
+fn redacted(url: &str) -> String {
+    match url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+    {
+        Some((_, host)) => format!("redis://***@{host}"),
+        None => url.to_owned(),
+    }
 }
 
 /// Where the arcade listens.
@@ -64,13 +110,45 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
     if listen.is_none() && !options.tokens.is_empty() {
         bail!("`--token` needs `--listen`: a stdio session serves one `--principal`");
     }
+    let store = match options.store.as_deref().map(parse_store).transpose() {
+        Ok(store) => store.map(str::to_owned),
+        Err(e) => {
+            eprintln!("mcpl arcade: {e:#}");
+            return Ok(ExitCode::from(EXIT_CANNOT_START));
+        }
+    };
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
     runtime.block_on(async move {
-        let server = if options.conformance {
-            mcpl_arcade::start_conformance(ArcadeConfig::default())?
-        } else {
-            mcpl_arcade::start(ArcadeConfig::default())?
+        let shown = store.as_deref().map(redacted).unwrap_or_default();
+        let running = match store {
+            None if options.conformance => {
+                Running::Alone(mcpl_arcade::start_conformance(ArcadeConfig::default())?)
+            }
+            None => Running::Alone(mcpl_arcade::start(ArcadeConfig::default())?),
+            Some(url) => {
+                let started = mcpl_arcade::start_on_redis(
+                    ArcadeConfig::default(),
+                    &url,
+                    &options.store_prefix,
+                    options.conformance,
+                )
+                .await;
+                match started {
+                    Ok(replica) => {
+                        eprintln!(
+                            "mcpl arcade: games and principal state in {shown} under `{}`",
+                            options.store_prefix
+                        );
+                        Running::Replica(replica)
+                    }
+                    Err(e) => {
+                        eprintln!("mcpl arcade: cannot start on the store {shown}: {e}");
+                        return Ok(ExitCode::from(EXIT_CANNOT_START));
+                    }
+                }
+            }
         };
+        let server = running.server();
         match listen {
             None => {
                 server
@@ -101,9 +179,8 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
                     .await?
             }
         }
-        anyhow::Ok(())
-    })?;
-    Ok(ExitCode::SUCCESS)
+        anyhow::Ok(ExitCode::SUCCESS)
+    })
 }
 
 #[cfg(test)]
@@ -122,6 +199,27 @@ mod tests {
         );
         let err = parse_listen("tcp://x").unwrap_err().to_string();
         assert!(err.contains("ws://ADDR or http://ADDR"), "{err}");
+    }
+
+    #[test]
+    fn store_specs_must_name_a_redis() {
+        assert_eq!(
+            parse_store("redis://127.0.0.1:6379").unwrap(),
+            "redis://127.0.0.1:6379"
+        );
+        assert!(parse_store("redis://cache.example:6380/").is_ok());
+        for bad in [
+            "127.0.0.1:6379",
+            "http://127.0.0.1:6379",
+            "redis://",
+            "redis:///",
+        ] {
+            let err = parse_store(bad).unwrap_err().to_string();
+            assert!(err.contains("expected redis://HOST:PORT"), "{bad}: {err}");
+            assert!(err.contains(bad), "{bad}: {err}");
+        }
+        assert_eq!(redacted("redis://:s3cret@db:6379"), "redis://***@db:6379");
+        assert_eq!(redacted("redis://db:6379"), "redis://db:6379");
     }
 
     #[test]

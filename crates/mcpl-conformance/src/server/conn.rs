@@ -342,7 +342,15 @@ impl Conn {
     }
 
     /// §6.1: the revs read so far are 1, 2, 3, ... in read order, one per hinted message.
-    pub fn check_revs(&self) -> Step {
+    ///
+    /// Server messages read before the last answer may still wait in the event queue (an
+    /// answer goes to its caller at once, a notification through the queue), so they are
+    /// taken first: a rev is judged against everything read before it, not only what a
+    /// check happened to wait for.
+    pub fn check_revs(&mut self) -> Step {
+        while let Some(event) = self.events.try_recv() {
+            self.handle(Some(event));
+        }
         for (i, (rev, carrier)) in self.revs().iter().enumerate() {
             let want = i as u64 + 1;
             match rev {

@@ -143,7 +143,7 @@ pub(super) async fn v32(cx: &mut Ctx<'_>) -> Step {
     let (mut a, _) = cx.connected(Profile::hinted()).await?;
     let instance = cx.name("v32");
     open(&mut a, &instance).await?;
-    let (b, _) = cx.connected(Profile::hinted()).await?;
+    let (mut b, _) = cx.connected(Profile::hinted()).await?;
     b.check_revs()?;
     b.close().await;
     let done = a.call(FINISH, json!({}), Some(&instance)).await?;

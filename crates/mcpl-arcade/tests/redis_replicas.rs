@@ -1,0 +1,438 @@
+//! The arcade as two replicas on one real Redis (feature `redis`): one principal connected
+//! to both over WebSocket sees every change on each connection's own consecutive revs
+//! (RFC-014 §5.6, §6.1), a game opened on one replica is played through the other, and the
+//! game goes on after the replica that opened it is gone. Two agents on different replicas
+//! play each other.
+
+// The throwaway `redis-server` of mcpl-server-redis's tests, reused as it is.
+#[path = "../../mcpl-server-redis/tests/common/mod.rs"]
+mod redis_common;
+
+use mcpl_arcade::{ArcadeConfig, RedisArcade, start_on_redis};
+use mcpl_rpc::transport::ws;
+use mcpl_rpc::{Event, Limits, Peer, PeerConfig, RequestOptions};
+use mcpl_server::{Identity, TokenMap};
+use redis_common::RedisServer;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+const WAIT: Duration = Duration::from_secs(30);
+const PREFIX: &str = "arcade-test";
+
+/// A bot that plays quickly and never resigns.
+fn quick_config() -> ArcadeConfig {
+    let mut config = ArcadeConfig::default();
+    config.bot.playouts = 32;
+    config.bot.resign_below = None;
+    config.hint_playouts = 16;
+    config
+}
+
+/// One replica serving WebSocket on a loopback port.
+struct Replica {
+    arcade: RedisArcade,
+    url: String,
+    serving: JoinHandle<()>,
+}
+
+impl Replica {
+    async fn start(redis: &RedisServer) -> Replica {
+        let arcade = start_on_redis(quick_config(), &redis.url(), PREFIX, false)
+            .await
+            .expect("the replica starts on redis");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("ws://{}/", listener.local_addr().unwrap());
+        let identity = Identity::Tokens(
+            TokenMap::new()
+                .with("t-alice", "alice")
+                .with("t-bob", "bob"),
+        );
+        let runtime = arcade.server().runtime().clone();
+        let serving = tokio::spawn(async move {
+            let _ = runtime.serve_ws(listener, identity).await;
+        });
+        Replica {
+            arcade,
+            url,
+            serving,
+        }
+    }
+
+    /// Stops listening and drops the whole replica: server, bot worker and fan-out.
+    fn kill(self) {
+        self.serving.abort();
+        drop(self.arcade);
+    }
+}
+
+fn rev_of(hints: &Value) -> Option<u64> {
+    hints.get("rev").and_then(Value::as_u64)
+}
+
+/// One connection: every hint rev it read (with its read-order number), and every hints
+/// object it read, from results, pushes and `tools/hints` alike.
+struct Agent {
+    peer: Peer,
+    revs: Arc<Mutex<Vec<(u64, u64)>>>,
+    hints: mpsc::UnboundedReceiver<Value>,
+    hints_tx: mpsc::UnboundedSender<Value>,
+    pushes: mpsc::UnboundedReceiver<Value>,
+}
+
+impl Agent {
+    async fn connect(url: &str, token: &str) -> Agent {
+        let auth = format!("Bearer {token}");
+        let transport = ws::connect(url, &[("Authorization", auth.as_str())], Limits::default())
+            .await
+            .expect("the replica accepts the token");
+        let (peer, mut events) = Peer::start(transport, PeerConfig::default());
+        let revs = Arc::new(Mutex::new(Vec::new()));
+        let (hints_tx, hints) = mpsc::unbounded_channel();
+        let (push_tx, pushes) = mpsc::unbounded_channel();
+        let (seen, to_hints) = (revs.clone(), hints_tx.clone());
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                match event {
+                    Event::Request {
+                        seq,
+                        request,
+                        responder,
+                    } => {
+                        let params = request.params.clone().unwrap_or(Value::Null);
+                        if request.method == "push/event" {
+                            // §6.1: hints apply when read, before any decision on the event.
+                            if let Some(rev) = rev_of(&params["hints"]) {
+                                seen.lock().unwrap().push((seq, rev));
+                                let _ = to_hints.send(params["hints"].clone());
+                            }
+                            let _ = responder.respond(json!({"accepted": true}));
+                            let _ = push_tx.send(params);
+                        } else {
+                            let _ = responder.respond(json!({}));
+                        }
+                    }
+                    Event::Notification { seq, notification }
+                        if notification.method == "tools/hints" =>
+                    {
+                        let params = notification.params.unwrap_or(Value::Null);
+                        if let Some(rev) = rev_of(&params) {
+                            seen.lock().unwrap().push((seq, rev));
+                            let _ = to_hints.send(params);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        });
+        let agent = Agent {
+            peer,
+            revs,
+            hints,
+            hints_tx,
+            pushes,
+        };
+        agent
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"experimental": {"mcpl": {
+                        "version": "0.5", "toolHints": true, "pushEvents": true, "featureSets": true
+                    }}},
+                    "clientInfo": {"name": "redis-replicas-test", "version": "0"},
+                }),
+            )
+            .await;
+        agent
+            .peer
+            .notify_value("notifications/initialized", None)
+            .unwrap();
+        agent
+            .request(
+                "featureSets/update",
+                json!({"effectiveCapabilities": ["pushEvents"]}),
+            )
+            .await;
+        agent.request("tools/list", json!({})).await;
+        agent.request("toolsets/list", json!({})).await;
+        agent
+    }
+
+    /// Sends a request; records the rev of any hints its result carries; returns the result.
+    async fn request(&self, method: &str, params: Value) -> Value {
+        let answered = self
+            .peer
+            .request_value(method, Some(params), RequestOptions::timeout(WAIT))
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e}"));
+        let hints = &answered.value["_meta"]["mcpl/hints"];
+        if let Some(rev) = rev_of(hints) {
+            self.revs.lock().unwrap().push((answered.seq, rev));
+            let _ = self.hints_tx.send(hints.clone());
+        }
+        answered.value
+    }
+
+    /// Plays `mv` in `instance`; the result must accept it and hide `play` (§6.2).
+    async fn play(&self, instance: &str, mv: &str) {
+        let played = self
+            .request(
+                "tools/call",
+                json!({"name": "play", "arguments": {"move": mv},
+                       "_meta": {"mcpl/instance": instance}}),
+            )
+            .await;
+        assert_ne!(played["isError"], json!(true), "{mv}: {played}");
+        let tools = played["_meta"]["mcpl/hints"]["tools"]
+            .as_array()
+            .expect("the move's own consequences ride in its result");
+        assert!(
+            tools
+                .iter()
+                .any(|t| t["name"] == "play" && t["visible"] == json!(false)),
+            "{played}"
+        );
+    }
+
+    /// The legal moves of the next hints (from any source) that show `play` in `instance`.
+    async fn next_turn(&mut self, instance: &str) -> Vec<String> {
+        tokio::time::timeout(WAIT, async {
+            loop {
+                let hints = self.hints.recv().await.expect("the agent is listening");
+                if let Some(moves) = play_moves(&hints, instance) {
+                    return moves;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no hints showing `play` in {instance}"))
+    }
+
+    /// The next push whose params satisfy `want`, skipping others.
+    async fn push_where(&mut self, want: impl Fn(&Value) -> bool) -> Value {
+        tokio::time::timeout(WAIT, async {
+            loop {
+                let push = self.pushes.recv().await.expect("the connection stays up");
+                if want(&push) {
+                    return push;
+                }
+            }
+        })
+        .await
+        .expect("the push arrives")
+    }
+
+    /// `board`'s text for `instance`.
+    async fn board(&self, instance: &str) -> String {
+        let shown = self
+            .request(
+                "tools/call",
+                json!({"name": "board", "arguments": {}, "_meta": {"mcpl/instance": instance}}),
+            )
+            .await;
+        assert_ne!(shown["isError"], json!(true), "{shown}");
+        shown["content"][0]["text"]
+            .as_str()
+            .expect("the board is text")
+            .to_owned()
+    }
+
+    /// Asserts this connection read revs 1, 2, 3, ... in read order.
+    fn assert_revs_consecutive(&self, who: &str) {
+        let mut revs = self.revs.lock().unwrap().clone();
+        revs.sort();
+        let revs: Vec<u64> = revs.into_iter().map(|(_, rev)| rev).collect();
+        let expected: Vec<u64> = (1..=revs.len() as u64).collect();
+        assert_eq!(revs, expected, "{who}'s revs in read order");
+    }
+}
+
+/// The legal moves `hints` give `play` in `instance`, when they make it visible there.
+fn play_moves(hints: &Value, instance: &str) -> Option<Vec<String>> {
+    let entry = hints["tools"].as_array()?.iter().find(|t| {
+        t["name"] == "play" && t["instance"] == instance && t["visible"] == json!(true)
+    })?;
+    let moves = entry["definition"]["inputSchema"]["properties"]["move"]["enum"].as_array()?;
+    Some(
+        moves
+            .iter()
+            .filter_map(|m| m.as_str().map(str::to_owned))
+            .collect(),
+    )
+}
+
+/// Black and white stones on a text board (rows only: they start with their number).
+fn stones(board: &str) -> (usize, usize) {
+    let rows = board.lines().filter(|l| {
+        l.trim_start()
+            .split(' ')
+            .next()
+            .is_some_and(|n| n.parse::<u8>().is_ok())
+    });
+    rows.fold((0, 0), |(x, o), row| {
+        (x + row.matches('X').count(), o + row.matches('O').count())
+    })
+}
+
+/// A legal move from `moves`, preferring `wanted` (away from the edges, so nothing is
+/// captured in a few moves).
+fn pick(moves: &[String], wanted: &[&str]) -> String {
+    wanted
+        .iter()
+        .find(|w| moves.iter().any(|m| m == *w))
+        .map(|w| (*w).to_owned())
+        .unwrap_or_else(|| moves[moves.len() / 2].clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s5_6_a_game_opened_on_one_replica_is_played_on_the_other_and_outlives_it() {
+    let redis = RedisServer::start();
+    let a = Replica::start(&redis).await;
+    let b = Replica::start(&redis).await;
+    let mut on_a = Agent::connect(&a.url, "t-alice").await;
+    let mut on_b = Agent::connect(&b.url, "t-alice").await;
+
+    // Alice opens a game against the bot through A; her connection to B hears of it.
+    let opened = on_a
+        .request(
+            "toolsets/open",
+            json!({"toolset": "go", "instance": "g1", "options": {"size": 9}}),
+        )
+        .await;
+    assert_eq!(opened["instance"], json!("g1"), "{opened}");
+    assert_eq!(on_a.next_turn("g1").await.len(), 81, "an empty 9x9 board");
+    let moves = on_b.next_turn("g1").await;
+    assert_eq!(moves.len(), 81, "B states the same game");
+
+    // She plays through B, which has never seen the game in memory: it reads it from Redis.
+    on_b.play("g1", "E5").await;
+    // The bot answers (on B, which served the move); both connections get it as hints.
+    let after_bot_b = on_b.next_turn("g1").await;
+    let after_bot_a = on_a.next_turn("g1").await;
+    assert_eq!(after_bot_b.len(), 79, "two stones down");
+    assert_eq!(
+        after_bot_a, after_bot_b,
+        "both connections state the same moves"
+    );
+    assert!(!after_bot_b.contains(&"E5".to_owned()));
+    on_a.assert_revs_consecutive("alice on A");
+    on_b.assert_revs_consecutive("alice on B");
+
+    // A goes away entirely; the game goes on through B.
+    on_a.peer.close().await;
+    a.kill();
+    on_b.play("g1", &pick(&after_bot_b, &["C3", "G7", "C7", "G3"]))
+        .await;
+    let after = on_b.next_turn("g1").await;
+    assert_eq!(after.len(), 77, "four stones down");
+    let board = on_b.board("g1").await;
+    assert_eq!(
+        stones(&board),
+        (2, 2),
+        "every move is on the board:\n{board}"
+    );
+    on_b.assert_revs_consecutive("alice on B");
+    on_b.peer.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s5_6_two_agents_on_different_replicas_play_each_other() {
+    let redis = RedisServer::start();
+    let a = Replica::start(&redis).await;
+    let b = Replica::start(&redis).await;
+    let mut alice = Agent::connect(&a.url, "t-alice").await;
+    let mut bob = Agent::connect(&b.url, "t-bob").await;
+
+    // Alice challenges Bob on A: her side opens in the call's own result (§6.2).
+    let challenged = alice
+        .request(
+            "tools/call",
+            json!({"name": "challenge", "arguments": {"who": "bob", "size": 9}}),
+        )
+        .await;
+    assert_ne!(challenged["isError"], json!(true), "{challenged}");
+    let alice_game = challenged["_meta"]["mcpl/hints"]["toolsets"]
+        .as_array()
+        .and_then(|t| t.iter().find(|e| e["state"] == "open"))
+        .and_then(|e| e["instance"].as_str())
+        .expect("the challenge opens Alice's side")
+        .to_owned();
+
+    // Bob, on B, is pushed the suggestion to open his side (§7) and accepts it there.
+    let invitation = bob.push_where(|p| p["hints"]["suggest"].is_array()).await;
+    let suggest = &invitation["hints"]["suggest"][0];
+    assert_eq!(suggest["toolset"], "go");
+    let bob_game = suggest["instance"].as_str().unwrap().to_owned();
+    let opened = bob
+        .request(
+            "toolsets/open",
+            json!({"toolset": "go", "instance": bob_game, "options": suggest["options"]}),
+        )
+        .await;
+    assert_eq!(opened["instance"], bob_game.as_str(), "{opened}");
+
+    // Alice (Black) hears on A that the game started; then three moves across replicas.
+    let mut moves = alice.next_turn(&alice_game).await;
+    assert_eq!(moves.len(), 81);
+    let wanted = [["E5", "C3"], ["E3", "G5"], ["C5", "G3"]];
+    for (turn, wanted) in wanted.iter().enumerate() {
+        let (mover, other, mover_game, other_game) = if turn % 2 == 0 {
+            (&mut alice, &mut bob, &alice_game, &bob_game)
+        } else {
+            (&mut bob, &mut alice, &bob_game, &alice_game)
+        };
+        let mv = pick(&moves, wanted);
+        mover.play(mover_game, &mv).await;
+        moves = other.next_turn(other_game).await;
+        assert!(!moves.contains(&mv), "{mv} is taken on the other replica");
+        assert_eq!(moves.len(), 80 - turn);
+    }
+
+    // Both replicas show the same board from the one stored game.
+    let (on_a, on_b) = (alice.board(&alice_game).await, bob.board(&bob_game).await);
+    assert_eq!(stones(&on_a), (2, 1), "{on_a}");
+    // After each player's own first line ("You are Black ..."), the boards are one.
+    let board = |text: &str| text.split_once("\n\n").map(|(_, b)| b.to_owned());
+    assert_eq!(board(&on_a), board(&on_b), "{on_a}\n{on_b}");
+    assert!(board(&on_a).is_some(), "{on_a}");
+    alice.assert_revs_consecutive("alice");
+    bob.assert_revs_consecutive("bob");
+    alice.peer.close().await;
+    bob.peer.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s5_6_a_move_while_redis_is_away_is_refused_saying_so_and_changes_nothing() {
+    let mut redis = RedisServer::start();
+    let a = Replica::start(&redis).await;
+    let mut alice = Agent::connect(&a.url, "t-alice").await;
+    alice
+        .request(
+            "toolsets/open",
+            json!({"toolset": "go", "instance": "g1", "options": {"size": 9}}),
+        )
+        .await;
+    let moves = alice.next_turn("g1").await;
+
+    redis.stop();
+    let refused = alice
+        .request(
+            "tools/call",
+            json!({"name": "play", "arguments": {"move": pick(&moves, &["E5"])},
+                   "_meta": {"mcpl/instance": "g1"}}),
+        )
+        .await;
+    assert_eq!(refused["isError"], json!(true), "{refused}");
+    let text = refused["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("games store is unreachable"), "{text}");
+    // Nothing changed: `play` was not hidden (the move was not made).
+    let hidden = refused["_meta"]["mcpl/hints"]["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == "play"));
+    assert!(!hidden, "a refused move changes no tool: {refused}");
+    assert!(!a.arcade.store().is_available());
+    alice.peer.close().await;
+}
