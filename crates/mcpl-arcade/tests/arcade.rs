@@ -338,12 +338,7 @@ fn s5_3_the_bot_resigning_ends_the_game_with_a_record() {
 #[test]
 fn s5_3_an_opponent_leaving_ends_the_other_side_with_a_record() {
     let mut w = World::new(quick_config());
-    let a = w.connect("alice");
-    let b = w.connect("bob");
-    w.open(a, "vs-bob", json!({"size": 9, "opponent": "bob"}))
-        .unwrap();
-    w.open(b, "vs-alice", json!({"size": 9, "opponent": "alice"}))
-        .unwrap();
+    let (a, b) = w.alice_vs_bob("vs-bob", "vs-alice");
     w.call(a, "play", json!({"move": "C3"}), Some("vs-bob"));
     let closed = w
         .request(
@@ -360,12 +355,7 @@ fn s5_3_an_opponent_leaving_ends_the_other_side_with_a_record() {
 #[test]
 fn s5_3_an_idle_game_times_out_with_a_record_for_each_side() {
     let mut w = World::new(quick_config());
-    let a = w.connect("alice");
-    let b = w.connect("bob");
-    w.open(a, "vs-bob", json!({"size": 9, "opponent": "bob"}))
-        .unwrap();
-    w.open(b, "vs-alice", json!({"size": 9, "opponent": "alice"}))
-        .unwrap();
+    let (a, b) = w.alice_vs_bob("vs-bob", "vs-alice");
     w.advance(Duration::from_secs(29 * 60));
     assert_eq!(w.arcade.games().unwrap(), 1, "not yet");
     w.advance(Duration::from_secs(60));

@@ -113,12 +113,7 @@ fn every_step_is_rerunnable_a_store_that_runs_each_twice_tells_the_same() {
 fn ko_position() -> (World, Arc<MemoryGames>) {
     let games = Arc::new(MemoryGames::default());
     let mut w = World::with_games(quick_config(), games.clone());
-    let a = w.connect("alice");
-    let b = w.connect("bob");
-    w.open(a, "g", json!({"size": 9, "opponent": "bob"}))
-        .unwrap();
-    w.open(b, "g", json!({"size": 9, "opponent": "alice"}))
-        .unwrap();
+    let (a, b) = w.alice_vs_bob("g", "g");
     let moves = ["C4", "F4", "D5", "E5", "D3", "E3", "H8", "D4", "E4"];
     for (n, mv) in moves.iter().enumerate() {
         let c = if n % 2 == 0 { a } else { b };

@@ -7,19 +7,15 @@
 // The throwaway `redis-server` of mcpl-server-redis's tests, reused as it is.
 #[path = "../../mcpl-server-redis/tests/common/mod.rs"]
 mod redis_common;
+mod ws_agent;
 
 use mcpl_arcade::{ArcadeConfig, RedisArcade, start_on_redis};
-use mcpl_rpc::transport::ws;
-use mcpl_rpc::{Event, Limits, Peer, PeerConfig, RequestOptions};
 use mcpl_server::{Identity, TokenMap};
 use redis_common::RedisServer;
-use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::sync::mpsc;
+use serde_json::json;
 use tokio::task::JoinHandle;
+use ws_agent::Agent;
 
-const WAIT: Duration = Duration::from_secs(30);
 const PREFIX: &str = "arcade-test";
 
 /// A bot that plays quickly and never resigns.
@@ -66,202 +62,6 @@ impl Replica {
         self.serving.abort();
         drop(self.arcade);
     }
-}
-
-fn rev_of(hints: &Value) -> Option<u64> {
-    hints.get("rev").and_then(Value::as_u64)
-}
-
-/// One connection: every hint rev it read (with its read-order number), and every hints
-/// object it read, from results, pushes and `tools/hints` alike.
-struct Agent {
-    peer: Peer,
-    revs: Arc<Mutex<Vec<(u64, u64)>>>,
-    hints: mpsc::UnboundedReceiver<Value>,
-    hints_tx: mpsc::UnboundedSender<Value>,
-    pushes: mpsc::UnboundedReceiver<Value>,
-}
-
-impl Agent {
-    async fn connect(url: &str, token: &str) -> Agent {
-        let auth = format!("Bearer {token}");
-        let transport = ws::connect(url, &[("Authorization", auth.as_str())], Limits::default())
-            .await
-            .expect("the replica accepts the token");
-        let (peer, mut events) = Peer::start(transport, PeerConfig::default());
-        let revs = Arc::new(Mutex::new(Vec::new()));
-        let (hints_tx, hints) = mpsc::unbounded_channel();
-        let (push_tx, pushes) = mpsc::unbounded_channel();
-        let (seen, to_hints) = (revs.clone(), hints_tx.clone());
-        tokio::spawn(async move {
-            while let Some(event) = events.recv().await {
-                match event {
-                    Event::Request {
-                        seq,
-                        request,
-                        responder,
-                    } => {
-                        let params = request.params.clone().unwrap_or(Value::Null);
-                        if request.method == "push/event" {
-                            // §6.1: hints apply when read, before any decision on the event.
-                            if let Some(rev) = rev_of(&params["hints"]) {
-                                seen.lock().unwrap().push((seq, rev));
-                                let _ = to_hints.send(params["hints"].clone());
-                            }
-                            let _ = responder.respond(json!({"accepted": true}));
-                            let _ = push_tx.send(params);
-                        } else {
-                            let _ = responder.respond(json!({}));
-                        }
-                    }
-                    Event::Notification { seq, notification }
-                        if notification.method == "tools/hints" =>
-                    {
-                        let params = notification.params.unwrap_or(Value::Null);
-                        if let Some(rev) = rev_of(&params) {
-                            seen.lock().unwrap().push((seq, rev));
-                            let _ = to_hints.send(params);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        });
-        let agent = Agent {
-            peer,
-            revs,
-            hints,
-            hints_tx,
-            pushes,
-        };
-        agent
-            .request(
-                "initialize",
-                json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"experimental": {"mcpl": {
-                        "version": "0.5", "toolHints": true, "pushEvents": true, "featureSets": true
-                    }}},
-                    "clientInfo": {"name": "redis-replicas-test", "version": "0"},
-                }),
-            )
-            .await;
-        agent
-            .peer
-            .notify_value("notifications/initialized", None)
-            .unwrap();
-        agent
-            .request(
-                "featureSets/update",
-                json!({"effectiveCapabilities": ["pushEvents"]}),
-            )
-            .await;
-        agent.request("tools/list", json!({})).await;
-        agent.request("toolsets/list", json!({})).await;
-        agent
-    }
-
-    /// Sends a request; records the rev of any hints its result carries; returns the result.
-    async fn request(&self, method: &str, params: Value) -> Value {
-        let answered = self
-            .peer
-            .request_value(method, Some(params), RequestOptions::timeout(WAIT))
-            .await
-            .unwrap_or_else(|e| panic!("{method}: {e}"));
-        let hints = &answered.value["_meta"]["mcpl/hints"];
-        if let Some(rev) = rev_of(hints) {
-            self.revs.lock().unwrap().push((answered.seq, rev));
-            let _ = self.hints_tx.send(hints.clone());
-        }
-        answered.value
-    }
-
-    /// Plays `mv` in `instance`; the result must accept it and hide `play` (§6.2).
-    async fn play(&self, instance: &str, mv: &str) {
-        let played = self
-            .request(
-                "tools/call",
-                json!({"name": "play", "arguments": {"move": mv},
-                       "_meta": {"mcpl/instance": instance}}),
-            )
-            .await;
-        assert_ne!(played["isError"], json!(true), "{mv}: {played}");
-        let tools = played["_meta"]["mcpl/hints"]["tools"]
-            .as_array()
-            .expect("the move's own consequences ride in its result");
-        assert!(
-            tools
-                .iter()
-                .any(|t| t["name"] == "play" && t["visible"] == json!(false)),
-            "{played}"
-        );
-    }
-
-    /// The legal moves of the next hints (from any source) that show `play` in `instance`.
-    async fn next_turn(&mut self, instance: &str) -> Vec<String> {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let hints = self.hints.recv().await.expect("the agent is listening");
-                if let Some(moves) = play_moves(&hints, instance) {
-                    return moves;
-                }
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("no hints showing `play` in {instance}"))
-    }
-
-    /// The next push whose params satisfy `want`, skipping others.
-    async fn push_where(&mut self, want: impl Fn(&Value) -> bool) -> Value {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let push = self.pushes.recv().await.expect("the connection stays up");
-                if want(&push) {
-                    return push;
-                }
-            }
-        })
-        .await
-        .expect("the push arrives")
-    }
-
-    /// `board`'s text for `instance`.
-    async fn board(&self, instance: &str) -> String {
-        let shown = self
-            .request(
-                "tools/call",
-                json!({"name": "board", "arguments": {}, "_meta": {"mcpl/instance": instance}}),
-            )
-            .await;
-        assert_ne!(shown["isError"], json!(true), "{shown}");
-        shown["content"][0]["text"]
-            .as_str()
-            .expect("the board is text")
-            .to_owned()
-    }
-
-    /// Asserts this connection read revs 1, 2, 3, ... in read order.
-    fn assert_revs_consecutive(&self, who: &str) {
-        let mut revs = self.revs.lock().unwrap().clone();
-        revs.sort();
-        let revs: Vec<u64> = revs.into_iter().map(|(_, rev)| rev).collect();
-        let expected: Vec<u64> = (1..=revs.len() as u64).collect();
-        assert_eq!(revs, expected, "{who}'s revs in read order");
-    }
-}
-
-/// The legal moves `hints` give `play` in `instance`, when they make it visible there.
-fn play_moves(hints: &Value, instance: &str) -> Option<Vec<String>> {
-    let entry = hints["tools"].as_array()?.iter().find(|t| {
-        t["name"] == "play" && t["instance"] == instance && t["visible"] == json!(true)
-    })?;
-    let moves = entry["definition"]["inputSchema"]["properties"]["move"]["enum"].as_array()?;
-    Some(
-        moves
-            .iter()
-            .filter_map(|m| m.as_str().map(str::to_owned))
-            .collect(),
-    )
 }
 
 /// Black and white stones on a text board (rows only: they start with their number).
@@ -347,19 +147,7 @@ async fn s5_6_two_agents_on_different_replicas_play_each_other() {
     let mut bob = Agent::connect(&b.url, "t-bob").await;
 
     // Alice challenges Bob on A: her side opens in the call's own result (§6.2).
-    let challenged = alice
-        .request(
-            "tools/call",
-            json!({"name": "challenge", "arguments": {"who": "bob", "size": 9}}),
-        )
-        .await;
-    assert_ne!(challenged["isError"], json!(true), "{challenged}");
-    let alice_game = challenged["_meta"]["mcpl/hints"]["toolsets"]
-        .as_array()
-        .and_then(|t| t.iter().find(|e| e["state"] == "open"))
-        .and_then(|e| e["instance"].as_str())
-        .expect("the challenge opens Alice's side")
-        .to_owned();
+    let alice_game = alice.challenge("bob").await;
 
     // Bob, on B, is pushed the suggestion to open his side (§7) and accepts it there.
     let invitation = bob.push_where(|p| p["hints"]["suggest"].is_array()).await;

@@ -142,6 +142,18 @@ impl World {
         c
     }
 
+    /// Connects alice and bob and opens a 9x9 game between them: alice's side as
+    /// `alice_game`, bob's as `bob_game`. Returns their connections.
+    pub fn alice_vs_bob(&mut self, alice_game: &str, bob_game: &str) -> (usize, usize) {
+        let a = self.connect("alice");
+        let b = self.connect("bob");
+        self.open(a, alice_game, json!({"size": 9, "opponent": "bob"}))
+            .expect("alice's side opens");
+        self.open(b, bob_game, json!({"size": 9, "opponent": "alice"}))
+            .expect("bob's side opens");
+        (a, b)
+    }
+
     pub fn notify(&mut self, c: usize, method: &str) {
         let msg = Message::Notification(Notification::new(method, None));
         self.conns[c].session.handle_message(self.now, msg);
