@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use mcpl_host::presenter::render::{self, MAX_DEPTH, TOO_DEEP, TOO_LONG};
+use mcpl_host::presenter::render::{self, MAX_DEPTH, MAX_SIGNATURE, TOO_DEEP, TOO_LONG};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -242,4 +242,26 @@ fn h76_input_too_deep_to_parse_fails_the_list_and_settles_the_request() {
     let line =
         format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"\ud800"}}]}}}}"#);
     p.raw(&line);
+}
+
+#[test]
+fn h73_a_signature_is_cut_once_it_passes_the_bound_by_its_closing_parenthesis() {
+    // `t(k…k: string)`: everything but the key is 11 bytes.
+    let schema = |key_len: usize| {
+        let key = "k".repeat(key_len);
+        json!({"properties": {key.clone(): {"type": "string"}}, "required": [key]})
+    };
+    let at = render::signature("t", &schema(MAX_SIGNATURE - 11));
+    assert_eq!(at.len(), MAX_SIGNATURE);
+    assert!(
+        at.ends_with(": string)"),
+        "a signature at the bound was cut"
+    );
+    let over = render::signature("t", &schema(MAX_SIGNATURE - 10));
+    assert!(
+        over.ends_with(TOO_LONG),
+        "a signature of {} bytes was shown whole",
+        over.len()
+    );
+    assert!(over.len() <= MAX_SIGNATURE + 1 + TOO_LONG.len());
 }

@@ -98,3 +98,25 @@ fn s8_4_projection_shows_dynamic_tools_under_namespaced_names_and_routes_them() 
     assert_eq!(sent[0].params.as_ref().expect("p")["name"], "play");
     assert!(sent[1].params.as_ref().expect("p").get("_meta").is_none());
 }
+
+#[test]
+fn s8_1_the_cache_report_counts_each_rebuild_that_changed_the_list() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let base = h.pres.list_changes();
+    // A new static tool really changes the list: one change, counted once.
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .tools
+        .push(tool("fresh", json!({})));
+    let p = h.pair("arcade");
+    p.host.resync(p.now);
+    h.sync();
+    assert!(h.pres.needs_rebuild());
+    assert!(h.rebuild(), "the new tool did not change the list");
+    assert!(h.names().contains(&"fresh".to_owned()));
+    assert_eq!(h.pres.list_changes(), base + 1);
+    // A rebuild that changes nothing is not counted.
+    assert!(!h.rebuild());
+    assert_eq!(h.pres.list_changes(), base + 1);
+}

@@ -289,3 +289,24 @@ fn h88_an_open_result_is_never_cut_silently() {
         "the change was lost"
     );
 }
+
+#[test]
+fn h77_removing_a_server_keeps_the_other_servers_reminder_marks() {
+    let mut h = Host::new(vec![("arcade", arcade()), ("other", arcade())]);
+    for server in ["arcade", "other"] {
+        h.call(
+            META_OPEN,
+            json!({"server": server, "toolset": "game", "instance": "g1"}),
+        );
+    }
+    let agent = h.agent.clone();
+    let rows = h.rows.clone();
+    assert!(h.pres.reminder(&agent, &rows).is_none());
+    h.pres.remove_server("arcade");
+    // `other`'s announcement is still whole in the compile: nothing to remind.
+    let reminder = h.pres.reminder(&agent, &rows);
+    assert!(
+        reminder.is_none(),
+        "removing `arcade` lost `other`'s marks: {reminder:?}"
+    );
+}

@@ -327,3 +327,24 @@ fn h11_http_list_ahead_waits_for_the_missing_revs() {
     );
     assert!(p.host.snapshot().visible("hint", None));
 }
+
+#[test]
+fn h11_http_list_at_the_applied_rev_applies_at_once() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    p.hold.insert("tools/list".into());
+    p.hold.insert("toolsets/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    // Nothing is in flight: the list's rev is the applied rev, so there is nothing to wait for.
+    p.server.borrow_mut().tools.push(tool("fresh", json!({})));
+    let page = p.answer_held("tools/list").remove(0);
+    p.feed(page);
+    assert!(
+        p.host.snapshot().tool("fresh").is_some(),
+        "a list at the applied rev waited as if it were ahead"
+    );
+    p.release("toolsets/list");
+    assert!(p.host.snapshot().tool("fresh").is_some());
+    assert_eq!(p.recoveries(), 1, "only the requested run");
+}

@@ -428,3 +428,29 @@ fn h60_a_server_refusal_is_reported_as_refused_in_the_servers_words() {
     let text = h.pres.answer_text(&plan, Ok(&outcome));
     assert_eq!(text, "refused: arcade says \"options do not validate\"");
 }
+
+/// A toolHints server whose only tool is static and which declares no toolsets.
+fn static_only() -> Server {
+    let mut s = arcade();
+    s.tools.retain(|t| t["name"] == "challenge");
+    s.manifest = json!({"version": "0.5", "pushEvents": true, "toolHints": true});
+    s
+}
+
+#[test]
+fn h58_a_hinted_server_with_neither_toolsets_nor_dynamic_tools_presents_none() {
+    let mut h = Host::new(vec![("plain", static_only())]);
+    assert!(h.pair("plain").host.snapshot().hinted());
+    let text = h.call(META_OPEN, json!({"toolset": "game"}));
+    assert!(text.contains("no server presents toolsets"), "{text}");
+}
+
+#[test]
+fn h62_look_rereads_only_the_servers_that_present_toolsets() {
+    let mut h = Host::new(vec![("arcade", arcade()), ("plain", static_only())]);
+    h.sync();
+    match h.pres.plan(META_LOOK, &json!({})) {
+        Ok(Plan::Look { servers, .. }) => assert_eq!(servers, vec!["arcade".to_owned()]),
+        other => panic!("not a look: {other:?}"),
+    }
+}

@@ -311,3 +311,29 @@ fn h30_a_policy_close_only_closes_what_this_host_opened() {
     ));
     assert!(a.host.policy_close(a.now, req).is_ok());
 }
+
+#[test]
+fn h30_withdrawn_tool_hints_gives_the_snapshot_a_new_version() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    let before = p.host.snapshot().version();
+    p.server.borrow_mut().manifest = json!({"version": "0.5"});
+    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
+        mcpl_protocol::jsonrpc::Notification::new(
+            "mcpl/manifestChanged",
+            Some(json!({"revision": "z", "domains": ["toolsets"]})),
+        ),
+    ));
+    p.run();
+    let snap = p.host.snapshot();
+    assert!(!snap.hinted());
+    assert!(
+        snap.open().is_empty(),
+        "a hint-less server kept an instance"
+    );
+    // A reader comparing versions must see that the state changed.
+    assert!(
+        snap.version() > before,
+        "the withdrawal left the version at {before}"
+    );
+}

@@ -458,3 +458,130 @@ fn h16_the_hold_is_at_most_two_seconds() {
     p.advance(Duration::from_secs(2));
     assert_eq!(p.recoveries(), 1, "held longer than Appendix B.3 allows");
 }
+
+#[test]
+fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    let before = p.host.snapshot().applied();
+    p.hold.insert("toolsets/list".into());
+    p.host.refresh(p.now).expect("refresh");
+    p.flush();
+    let r = p.held.pop().expect("held statement");
+    // The statement jumps past two revs (before + 1, before + 2) to its own, before + 3.
+    let st_rev = before + 3;
+    let mut st = p.server.borrow_mut().statement(0);
+    st["_meta"]["mcpl/hints"]["rev"] = json!(st_rev);
+    p.feed(ok(r.id, st));
+    assert_eq!(p.host.snapshot().applied(), st_rev);
+    assert_eq!(p.recoveries(), 0, "an early statement counted as a gap");
+    // A rev the statement jumped past is only ignored (H21).
+    p.feed(hints_note(
+        json!({"rev": before + 2, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert_eq!(p.recoveries(), 0, "a jumped rev started a recovery");
+    // The statement's own rev was used, not jumped: on an ordered transport it is a reversal.
+    p.feed(hints_note(
+        json!({"rev": st_rev, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::Reversal)),
+        "a repeat of the statement's rev was taken as jumped"
+    );
+    assert!(!p.host.snapshot().visible("hint", None));
+}
+
+/// The `Visibility` items of `p`'s changes, as (tool, instance, visible).
+fn visibility(p: &Pair) -> Vec<(String, Option<String>, bool)> {
+    p.items()
+        .iter()
+        .filter_map(|i| match i {
+            ChangeItem::Visibility {
+                tool,
+                instance,
+                visible,
+                ..
+            } => Some((tool.clone(), instance.clone(), *visible)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn s6_a_change_to_a_titled_instance_names_no_retitle_when_the_title_stayed() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    let title = p.host.snapshot().open()[&("game".to_owned(), Some("g1".to_owned()))]
+        .title
+        .clone();
+    assert!(title.is_some(), "the fixture's instance has no title");
+    p.clear();
+    p.server.borrow_mut().set_visible("pass", Some("g1"), false);
+    p.run();
+    let items = p.items();
+    assert!(
+        !items
+            .iter()
+            .any(|i| matches!(i, ChangeItem::Retitled { .. })),
+        "an unchanged title was told as a retitle: {items:?}"
+    );
+    assert_eq!(
+        visibility(&p),
+        vec![("pass".to_owned(), Some("g1".to_owned()), false)]
+    );
+    assert_eq!(items.len(), 1, "{items:?}");
+}
+
+#[test]
+fn s6_an_instance_opened_by_hints_tells_only_its_visible_tools() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.feed(hints_note(json!({"rev": next(&p),
+        "toolsets": [{"toolset": "game", "instance": "g2", "state": "open", "title": "G2"}],
+        "tools": [{"name": "play", "instance": "g2", "visible": true}]})));
+    let snap = p.host.snapshot();
+    assert!(snap.visible("play", Some("g2")));
+    assert!(!snap.visible("pass", Some("g2")));
+    assert!(!snap.visible("board", Some("g2")));
+    assert_eq!(
+        visibility(&p),
+        vec![("play".to_owned(), Some("g2".to_owned()), true)],
+        "a tool the instance opened without was told as visible"
+    );
+    assert!(p.items().iter().any(|i| matches!(
+        i,
+        ChangeItem::Opened { instance: Some(i), .. } if i == "g2"
+    )));
+}
+
+#[test]
+fn s6_a_close_and_reopen_in_one_message_tells_the_tools_it_hid() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    assert!(p.host.snapshot().visible("play", Some("g1")));
+    p.clear();
+    // A rematch under the same instance name: the old instance ends, a fresh one opens, and
+    // no tool of the fresh one has been made visible yet.
+    p.feed(hints_note(json!({"rev": next(&p), "toolsets": [
+        {"toolset": "game", "instance": "g1", "state": "closed", "ended": "end-7"},
+        {"toolset": "game", "instance": "g1", "state": "open", "title": "rematch"}]})));
+    let snap = p.host.snapshot();
+    assert!(
+        snap.open()
+            .contains_key(&("game".to_owned(), Some("g1".to_owned())))
+    );
+    let g1 = Some("g1".to_owned());
+    for t in ["board", "pass", "play"] {
+        assert!(!snap.visible(t, Some("g1")), "{t} stayed visible");
+    }
+    assert_eq!(
+        visibility(&p),
+        vec![
+            ("board".to_owned(), g1.clone(), false),
+            ("pass".to_owned(), g1.clone(), false),
+            ("play".to_owned(), g1, false),
+        ],
+        "the reopened instance's hidden tools were not told"
+    );
+}

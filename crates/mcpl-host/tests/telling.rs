@@ -516,3 +516,62 @@ fn s7_a_suggestion_is_shown_attributed_and_opens_nothing() {
     );
     assert!(h.pair("arcade").host.snapshot().open().is_empty());
 }
+
+#[test]
+fn h28_an_instance_gone_while_away_is_told_as_ended_while_the_connection_was_down() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    let prev = h.pair("arcade").host.snapshot().clone();
+    // While away g1 vanished, and no ended record covers it.
+    let server = h.pair("arcade").server.clone();
+    server
+        .borrow_mut()
+        .open
+        .remove(&("game".into(), Some("g1".into())));
+    let cfg = named_config("arcade", &server.borrow());
+    let mut q = Pair::attach(server, cfg.clone());
+    q.host = mcpl_host::Controller::resume(cfg, q.now, Some(prev));
+    q.clear();
+    q.unforwarded.clear();
+    q.run();
+    h.pairs[0].1 = q;
+    let told = h.notices().join("\n");
+    assert!(
+        told.contains("`game`/`g1` ended while the connection was down"),
+        "{told}"
+    );
+}
+
+#[test]
+fn h53_a_reminder_is_due_once_the_announcing_row_left_even_if_later_rows_stayed() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let agent = h.agent.clone();
+    let now = h.pair("arcade").now;
+    let req = OpenRequest {
+        toolset: "game".into(),
+        instance: Some("g9".into()),
+        options: None,
+    };
+    h.pair("arcade").host.open(now, req).expect("open");
+    h.sync();
+    let announcement = h.pres.poll_window(&agent).expect("announcement");
+    assert!(announcement.text.contains("`game`/`g9` is open"));
+    h.pres.stored(&agent, announcement.token);
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("board", Some("g9"), false);
+    h.sync();
+    let later = h.pres.poll_window(&agent).expect("a later notice");
+    h.pres.stored(&agent, later.token);
+    let both: BTreeSet<u64> = [announcement.token, later.token].into();
+    assert!(h.pres.reminder(&agent, &both).is_none());
+    // Compaction dropped the announcement's row and kept the later one.
+    let compiled: BTreeSet<u64> = [later.token].into();
+    let item = h
+        .pres
+        .reminder(&agent, &compiled)
+        .expect("the later row was taken for the announcement");
+    assert!(item.text.contains("`game`/`g9` is open"), "{}", item.text);
+}

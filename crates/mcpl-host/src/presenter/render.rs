@@ -97,7 +97,8 @@ pub fn signature(name: &str, schema: &Value) -> String {
             };
             let ty = literal_type(prop);
             let _ = write!(out, "{key}{opt}: {ty}");
-            if out.len() > MAX_SIGNATURE {
+            // H73: the closing `)` still to come counts toward the bound.
+            if out.len() + 1 > MAX_SIGNATURE {
                 return format!("{} {TOO_LONG}", cut(&out, MAX_SIGNATURE));
             }
         }
