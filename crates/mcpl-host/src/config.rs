@@ -162,4 +162,20 @@ mod tests {
         assert!(glob("abc", "abc"));
         assert!(!glob("ab", "abc"));
     }
+
+    #[test]
+    fn h09_a_middle_part_once_matched_is_not_matched_again_by_the_next() {
+        // `*ab*b`: after `ab` nothing is left of "xab", so the trailing `b` has nothing to end.
+        assert!(!glob("*ab*b", "xab"));
+        assert!(glob("*ab*b", "xabb"));
+        let policy = ToolPolicy {
+            allow: Vec::new(),
+            deny: vec!["*_fs*s".into()],
+        };
+        assert!(
+            policy.permits("read_fs"),
+            "the deny pattern needs an `s` after `_fs`"
+        );
+        assert!(!policy.permits("read_fs_bytes"));
+    }
 }

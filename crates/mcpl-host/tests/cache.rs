@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use mcpl_host::presenter::{META_ACT, META_CLOSE, META_OPEN, PresenterConfig};
+use mcpl_host::presenter::{META_ACT, META_CLOSE, META_OPEN, Presenter, PresenterConfig};
 use serde_json::json;
 
 #[test]
@@ -119,4 +119,12 @@ fn s8_1_the_cache_report_counts_each_rebuild_that_changed_the_list() {
     // A rebuild that changes nothing is not counted.
     assert!(!h.rebuild());
     assert_eq!(h.pres.list_changes(), base + 1);
+}
+
+#[test]
+fn s8_1_a_new_presenter_has_counted_no_list_change() {
+    let mut pres = Presenter::new(PresenterConfig::default());
+    assert_eq!(pres.list_changes(), 0);
+    assert!(!pres.rebuild(), "nothing was added, so nothing changed");
+    assert_eq!(pres.list_changes(), 0);
 }

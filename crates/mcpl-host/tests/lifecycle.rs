@@ -310,3 +310,12 @@ fn h77_removing_a_server_keeps_the_other_servers_reminder_marks() {
         "removing `arcade` lost `other`'s marks: {reminder:?}"
     );
 }
+
+#[test]
+fn h77_a_removed_server_leaves_the_presenters_server_list() {
+    let mut h = Host::new(vec![("games", arcade()), ("arcade", arcade())]);
+    assert_eq!(h.pres.servers(), vec!["arcade", "games"], "sorted ids");
+    h.pres.remove_server("arcade");
+    assert_eq!(h.pres.servers(), vec!["games"]);
+    assert!(h.pres.snapshot("arcade").is_none());
+}

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use common::*;
 use mcpl_host::Error;
-use mcpl_host::controller::{ChangeItem, CloseCause, Effect, OpenRequest, RecoveryReason};
+use mcpl_host::controller::{
+    ChangeItem, CloseCause, CloseRequest, Effect, OpenRequest, RecoveryReason,
+};
 use serde_json::json;
 
 fn open_game(p: &mut Pair, inst: &str) {
@@ -335,5 +337,90 @@ fn h30_withdrawn_tool_hints_gives_the_snapshot_a_new_version() {
     assert!(
         snap.version() > before,
         "the withdrawal left the version at {before}"
+    );
+}
+
+#[test]
+fn s5_2_an_instance_for_a_toolset_without_instances_is_refused_before_sending() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    let open = OpenRequest {
+        toolset: "cards".into(),
+        instance: Some("c1".into()),
+        options: None,
+    };
+    assert_eq!(
+        p.host.open(p.now, open),
+        Err(Error::InstanceNotAllowed("cards".into()))
+    );
+    p.run();
+    assert!(p.sent_methods().is_empty(), "{:?}", p.sent_methods());
+    assert!(p.host.snapshot().open().is_empty());
+}
+
+#[test]
+fn s5_2_closing_an_instanced_toolset_must_name_the_instance() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    p.clear();
+    let close = CloseRequest {
+        toolset: "game".into(),
+        instance: None,
+    };
+    assert_eq!(
+        p.host.close(p.now, close),
+        Err(Error::InstanceRequired("game".into()))
+    );
+    p.run();
+    assert!(p.sent_methods().is_empty(), "{:?}", p.sent_methods());
+    let key = ("game".to_owned(), Some("g1".to_owned()));
+    assert!(p.host.snapshot().open().contains_key(&key));
+}
+
+#[test]
+fn h28_only_the_connect_read_tells_a_vanished_instance_as_ended_while_away() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    // On a live connection the server drops g1 with no hint and no ended record; a re-read
+    // finds it gone, but the connection was never down.
+    p.server
+        .borrow_mut()
+        .open
+        .remove(&("game".into(), Some("g1".into())));
+    p.clear();
+    p.host.resync(p.now);
+    p.run();
+    let causes: Vec<CloseCause> = p
+        .items()
+        .into_iter()
+        .filter_map(|i| match i {
+            ChangeItem::Closed {
+                instance, cause, ..
+            } if instance.as_deref() == Some("g1") => Some(cause.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(causes, vec![CloseCause::Server]);
+}
+
+#[test]
+fn h25_backoff_doubles_from_the_first_delay_up_to_the_longest() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.server.borrow_mut().fail_list = true;
+    p.host.resync(p.now);
+    p.run();
+    let mut gaps = Vec::new();
+    for _ in 0..9 {
+        let t = p.host.poll_timeout().expect("a retry is scheduled");
+        gaps.push((t - p.now).as_millis());
+        p.now = t;
+        p.host.handle_timeout(t);
+        p.run();
+    }
+    // The defaults: 100 ms, doubling per failed run, at most 10 s.
+    assert_eq!(
+        gaps,
+        vec![100, 200, 400, 800, 1600, 3200, 6400, 10_000, 10_000]
     );
 }

@@ -585,3 +585,87 @@ fn s6_a_close_and_reopen_in_one_message_tells_the_tools_it_hid() {
         "the reopened instance's hidden tools were not told"
     );
 }
+
+#[test]
+fn h16_an_expired_hold_starts_one_recovery_and_leaves_no_stale_deadline() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    let _lost = p.server.borrow_mut().hinted(0, json!({"tools": []}));
+    p.server.borrow_mut().loose.insert("hint".into(), true);
+    let early = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.feed(early);
+    p.hold.insert("tools/list".into());
+    p.advance(Duration::from_secs(2));
+    assert_eq!(p.recoveries(), 1);
+    let next = p.host.poll_timeout().expect("the recovery's list is out");
+    assert!(next > p.now, "the expired hold is still reported as due");
+    // A driver woken again at the same instant starts nothing more.
+    p.host.handle_timeout(p.now);
+    p.release("tools/list");
+    assert_eq!(p.recoveries(), 1, "one gap was recovered twice");
+    assert!(p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn h16_a_hold_filled_in_time_leaves_no_deadline_and_recovers_nothing() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    let a = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    let b = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "board", "visible": false}]}));
+    p.feed(b);
+    assert!(
+        p.host.poll_timeout().is_some(),
+        "an early rev is held until a deadline"
+    );
+    p.feed(a);
+    assert_eq!(
+        p.host.poll_timeout(),
+        None,
+        "the filled hold kept its deadline"
+    );
+    p.advance(Duration::from_secs(3));
+    assert_eq!(p.recoveries(), 0);
+    assert!(p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn h16_a_statement_at_the_largest_rev_applies_and_a_later_hint_is_a_reversal_not_a_panic() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.hold.insert("toolsets/list".into());
+    let pending = p.host.refresh(p.now).expect("refresh");
+    p.flush();
+    let r = p.held.pop().expect("the statement request");
+    p.hold.clear();
+    // A server may write any integer as its rev; u64::MAX leaves no next rev.
+    p.feed(ok(
+        r.id,
+        json!({"open": [], "ended": [],
+               "_meta": {"mcpl/hints": {"rev": u64::MAX,
+                                         "tools": [{"name": "hint", "visible": true}]}}}),
+    ));
+    assert!(matches!(p.answer_of(pending), Some(Outcome::Result(_))));
+    assert_eq!(p.host.snapshot().applied(), u64::MAX);
+    assert!(p.host.snapshot().visible("hint", None));
+    p.hold.insert("tools/list".into());
+    p.feed(hints_note(
+        json!({"rev": u64::MAX, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    assert!(
+        p.host.snapshot().visible("hint", None),
+        "the statement's own rev applied again"
+    );
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::Reversal))
+    );
+}

@@ -70,11 +70,12 @@ impl Controller {
         hints: HintChanges,
     ) {
         let rev = hints.rev.get();
-        let applied = self.snap.applied;
-        if rev == applied + 1 {
+        // The server picks revs: after a rev of u64::MAX none can follow, and none may overflow.
+        let next = self.snap.applied.checked_add(1);
+        if Some(rev) == next {
             self.apply_at(now, seq, carrier, rev, hints);
             self.drain(now);
-        } else if rev > applied + 1 {
+        } else if next.is_some_and(|n| rev > n) {
             match self.cfg.transport {
                 Transport::StreamableHttp => {
                     self.order.held.insert(
@@ -119,8 +120,8 @@ impl Controller {
 
     /// Applies held messages that now follow, and a held list whose rev has been reached.
     pub(super) fn drain(&mut self, now: Instant) {
-        loop {
-            let next = self.snap.applied + 1;
+        // After a rev of u64::MAX nothing can follow.
+        while let Some(next) = self.snap.applied.checked_add(1) {
             if let Some(h) = self.order.held.remove(&next) {
                 self.apply_at(now, h.seq, h.carrier, next, h.hints);
             } else if self.order.passed.remove(&next) {
