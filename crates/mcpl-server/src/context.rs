@@ -314,6 +314,7 @@ impl Context {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::update::{Op, Scope};
 
     #[test]
     fn a_context_with_hooks_stays_send_and_sync() {
@@ -337,5 +338,78 @@ mod tests {
         std::mem::take(&mut ctx.after_commit).run();
         assert_eq!(*order.lock().expect("not poisoned"), [1, 2, 3]);
         assert!(ctx.after_commit.is_empty(), "taken hooks do not run twice");
+    }
+
+    #[test]
+    fn after_commit_counts_its_hooks() {
+        let mut ctx = Context::new(Principal::authenticated("ada"), ConnectionId(1));
+        assert!(ctx.after_commit.is_empty());
+        ctx.after_commit(|| {});
+        assert!(!ctx.after_commit.is_empty(), "one hook registered");
+        assert_eq!(ctx.after_commit.len(), 1);
+    }
+
+    /// A context running in `toolset` (and `instance`), as the session builds it.
+    fn context_in(toolset: &str, instance: Option<&str>) -> Context {
+        let mut ctx = Context::new(Principal::authenticated("ada"), ConnectionId(1));
+        ctx.toolset = Some(ToolsetName::parse(toolset).expect("a valid toolset name"));
+        ctx.instance = instance.map(|i| InstanceName::parse(i).expect("a valid instance name"));
+        ctx
+    }
+
+    /// The scope of each visibility change `update` records.
+    fn visibility_scopes(update: &Update) -> Vec<Scope> {
+        update
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Visible(scope, _, _) => Some(scope.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn here_is_the_calls_own_toolset_instance_or_the_free_tools() {
+        let mut free = Context::new(Principal::authenticated("ada"), ConnectionId(1));
+        free.show("hint");
+        assert_eq!(visibility_scopes(&free.own), [Scope::Free]);
+
+        let mut notes = context_in("notes", None);
+        notes.hide("note");
+        assert_eq!(
+            visibility_scopes(&notes.own),
+            [Scope::Toolset("notes".into())],
+            "a toolset without instances changes its own tools"
+        );
+
+        let mut game = context_in("game", Some("g1"));
+        game.show("play");
+        assert_eq!(
+            visibility_scopes(&game.own),
+            [Scope::Instance("game".into(), "g1".into())]
+        );
+    }
+
+    #[test]
+    fn update_for_keeps_one_update_per_principal() {
+        let ada = Principal::authenticated("ada");
+        let bob = Principal::authenticated("bob");
+        let carol = Principal::authenticated("carol");
+        let mut ctx = Context::new(ada.clone(), ConnectionId(1));
+        ctx.update_for(&ada).tools().show("hint");
+        assert_eq!(ctx.own.ops.len(), 1, "ada's change is the caller's own");
+        assert!(ctx.others.is_empty());
+
+        ctx.update_for(&bob).tools().show("hint");
+        ctx.update_for(&carol).tools().show("hint");
+        ctx.update_for(&bob).tools().hide("fortune");
+        assert_eq!(ctx.own.ops.len(), 1, "others' changes are not ada's");
+        let others: Vec<(&str, usize)> = ctx
+            .others
+            .iter()
+            .map(|(p, u)| (p.id(), u.ops.len()))
+            .collect();
+        assert_eq!(others, [("bob", 2), ("carol", 1)]);
     }
 }

@@ -91,4 +91,12 @@ mod tests {
         assert!(!s.is_valid(&json!(["x"])));
         assert!(Schema::compile(&json!({"type": 5})).is_err());
     }
+
+    #[test]
+    fn the_source_is_the_schema_as_written() {
+        let written = json!({"type": "object", "properties": {"size": {"enum": [9, 13, 19]}}});
+        let s = Schema::compile(&written).unwrap();
+        assert_eq!(s.source(), &written);
+        assert_eq!(s.clone().source(), &written, "a clone keeps it");
+    }
 }

@@ -636,4 +636,81 @@ mod tests {
         suggest.suggest_close("game", Some("g1"), "the game is over");
         assert!(!suggest.is_empty(), "an update with only a suggestion");
     }
+
+    /// A change with one touch of each kind, an event and a suggestion.
+    fn full_change(principal: Principal) -> PrincipalChange {
+        let g1 = OpenKey::new(
+            "game".parse().expect("a valid toolset name"),
+            Some(InstanceName::parse("g1").expect("a valid instance name")),
+        );
+        let mut suggest = Update::new();
+        suggest.suggest_open("game", Some("vs-bob"), None, "bob challenged you");
+        PrincipalChange {
+            principal,
+            origin: Some(ConnectionId(3)),
+            touches: vec![
+                Touch::Tool {
+                    key: Some(g1.clone()),
+                    tool: "play".into(),
+                    definition: true,
+                },
+                Touch::State {
+                    key: g1,
+                    tools: true,
+                    ended: Some("e-4".into()),
+                    reason: Some("White resigned.".into()),
+                },
+                Touch::Presence {
+                    tool: "hint".into(),
+                },
+            ],
+            event: Some(Event::text("White resigned.").about("game", Some("g1"))),
+            suggest: suggest.suggest,
+        }
+    }
+
+    #[test]
+    fn s5_6_a_principal_change_crosses_the_wire_unchanged_but_for_its_origin() {
+        // A relay between replicas (`mcpl-server-redis`) sends `to_wire` and delivers
+        // `from_wire`: the other replica's connections state the same touches, event and
+        // suggestions, and none of them is the origin.
+        let ada = Principal::authenticated("ada");
+        let change = full_change(ada.clone());
+        let back = PrincipalChange::from_wire(ada.clone(), change.to_wire())
+            .expect("to_wire output reads back");
+        assert_eq!(back.principal, ada);
+        assert_eq!(back.origin, None);
+        assert_eq!(back.touches, change.touches);
+        assert_eq!(back.event, change.event);
+        assert_eq!(back.suggest, change.suggest);
+        // The relay names the principal, so the same JSON serves any of them.
+        let bob = Principal::authenticated("bob");
+        let as_bob = PrincipalChange::from_wire(bob.clone(), change.to_wire()).unwrap();
+        assert_eq!(as_bob.principal, bob);
+        assert!(!as_bob.is_empty());
+    }
+
+    #[test]
+    fn a_principal_change_is_not_read_from_json_that_is_not_one() {
+        let ada = Principal::authenticated("ada");
+        let mut missing = full_change(ada.clone()).to_wire();
+        missing
+            .as_object_mut()
+            .expect("the wire form is an object")
+            .remove("touches");
+        let bad_touch =
+            serde_json::json!({"touches": [{"Teleport": {}}], "event": null, "suggest": []});
+        for garbage in [
+            Value::Null,
+            Value::String("garbage".into()),
+            serde_json::json!([]),
+            missing,
+            bad_touch,
+        ] {
+            assert!(
+                PrincipalChange::from_wire(ada.clone(), garbage.clone()).is_none(),
+                "{garbage}"
+            );
+        }
+    }
 }

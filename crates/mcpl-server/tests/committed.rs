@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use mcpl_protocol::jsonrpc::{Message, RequestId};
-use mcpl_server::{Call, Effect, Outcome};
+use mcpl_server::{Call, Effect, Error, OpenReply, Outcome, Reply};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -174,4 +174,44 @@ fn s6_1_committed_fires_for_opens_and_after_a_disconnect() {
     };
     hooks.run();
     assert_eq!(fired.load(Ordering::SeqCst), 1, "the disconnect's hook ran");
+}
+
+/// Hands `call` a reply of the wrong kind (an open reply to a tool call).
+fn finish_wrongly(w: &mut World, h: usize, call: Call) -> Result<(), Error> {
+    let outcome = Outcome {
+        context: call.context,
+        reply: Reply::Open(OpenReply::text("opened")),
+    };
+    let now = w.now;
+    let r = w.conns[h].session.handle_call_done(now, call.id, outcome);
+    w.drive();
+    r
+}
+
+#[test]
+fn a_wrong_reply_is_an_internal_error_to_the_host_and_misuse_to_the_app() {
+    let (mut w, h, id, call) = held_play();
+    let call_id = call.id;
+    let err = finish_wrongly(&mut w, h, call).unwrap_err();
+    assert!(
+        matches!(err, Error::WrongReply { call, expected: "tool" } if call == call_id),
+        "{err}"
+    );
+    let answer = w.response(h, &id).expect("the request is answered");
+    let err = answer.unwrap_err();
+    assert_eq!(err.code, -32603);
+    assert_eq!(err.message, "the server's app answered a tool call wrongly");
+    assert_eq!(w.conns[h].session.calls_in_flight(), 0);
+}
+
+#[test]
+fn a_wrong_reply_to_a_cancelled_call_writes_nothing() {
+    // MCP: a cancelled request gets no response, not even an error.
+    let (mut w, h, id, call) = held_play();
+    w.notify(h, "notifications/cancelled", Some(json!({"requestId": id})));
+    w.take(h);
+    let err = finish_wrongly(&mut w, h, call).unwrap_err();
+    assert!(matches!(err, Error::WrongReply { .. }), "{err}");
+    assert!(w.response(h, &id).is_none());
+    assert!(w.take(h).is_empty());
 }

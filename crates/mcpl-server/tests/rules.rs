@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use mcpl_protocol::jsonrpc::{Message, Request, RequestId};
 use mcpl_server::{
     CallKind, ConnectionId, Declarations, Effect, Outcome, Principal, Server, ServerConfig,
     ToolDef, ToolsetDef, Update, WallClock,
@@ -777,4 +778,338 @@ fn s5_6_a_call_that_changes_nothing_publishes_nothing() {
     assert_eq!(publishes(&mut w, "flip", json!({"show": false})), 1);
     let nothing = w.server.apply(w.now, &ada(), Update::new()).unwrap();
     assert!(nothing.is_empty());
+}
+
+#[test]
+fn s5_2_a_toolset_whose_open_is_still_running_is_not_open_yet() {
+    // Its tools are neither listed visible nor callable until the app's open handler finishes.
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.hold_calls = true;
+    let id = w.send_request(h, "toolsets/open", json!({"toolset": "notes"}));
+    w.drive();
+    assert_eq!(w.held.len(), 1, "the open handler is running");
+    let list = w.request(h, "tools/list", json!({})).unwrap();
+    assert_eq!(
+        listed(&list, "note").unwrap()["_meta"]["mcpl/visible"],
+        json!(false)
+    );
+    let r = w.call(h, "note", json!({}), None);
+    assert!(is_error(&r));
+    assert_eq!(
+        text(&r),
+        "tool `note` is not available now in toolset `notes`"
+    );
+    assert!(
+        w.held.len() == 1,
+        "no app call was started for the refused call"
+    );
+
+    w.complete_held(0);
+    w.hold_calls = false;
+    assert!(w.response(h, &id).unwrap().is_ok(), "the open succeeded");
+    let list = w.request(h, "tools/list", json!({})).unwrap();
+    assert_eq!(
+        listed(&list, "note").unwrap()["_meta"]["mcpl/visible"],
+        json!(true)
+    );
+    assert_eq!(text(&w.call(h, "note", json!({}), None)), "note done");
+}
+
+#[test]
+fn s5_3_a_session_asks_to_wake_when_its_first_ended_record_expires() {
+    let t0 = Instant::now();
+    let mut config = ServerConfig::new(WallClock::new(t0, UNIX_EPOCH));
+    config.ended_ttl = Duration::from_secs(60);
+    let server = Server::new(arcade().build().unwrap(), config);
+    let mut w = World::with_server(server, t0);
+    let h = w.connect(ada(), true, true);
+    assert_eq!(w.conns[h].session.poll_timeout(), None, "nothing to expire");
+    let close = |w: &mut World, name: &str| {
+        open(w, h, name);
+        w.request(
+            h,
+            "toolsets/close",
+            json!({"toolset": "game", "instance": name}),
+        )
+        .unwrap();
+    };
+    close(&mut w, "g1");
+    w.now += Duration::from_secs(10);
+    close(&mut w, "g2");
+    let first = t0 + Duration::from_secs(60);
+    assert_eq!(w.conns[h].session.poll_timeout(), Some(first));
+    // Another connection of the principal wakes for the same records.
+    let other = w.connect(ada(), true, true);
+    assert_eq!(w.conns[other].session.poll_timeout(), Some(first));
+
+    w.now = first;
+    w.conns[h].session.handle_timeout(first);
+    assert_eq!(
+        w.conns[h].session.poll_timeout(),
+        Some(first + Duration::from_secs(10)),
+        "then the next record's expiry"
+    );
+    w.now = first + Duration::from_secs(10);
+    w.conns[h].session.handle_timeout(w.now);
+    assert_eq!(w.conns[h].session.poll_timeout(), None);
+}
+
+#[test]
+fn a_catalog_change_before_initialize_is_not_announced() {
+    // MCP: nothing but pings and logs before the host has initialized; the host reads the
+    // new declarations in its own initialize.
+    let w = World::arcade();
+    let mut s = w.server.session(ada(), ConnectionId(7), w.now);
+    let mut changed = arcade().tool(ToolDef::new("extra", "One more tool."));
+    w.server
+        .replace_catalog(w.now, changed.clone().build().unwrap());
+    s.handle_catalog_change(w.now);
+    assert!(
+        s.poll_effect().is_none(),
+        "an uninitialized host hears nothing"
+    );
+
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test-host", "version": "1"}});
+    s.handle_message(
+        w.now,
+        Message::Request(Request::new(RequestId::Number(1), "initialize", Some(init))),
+    );
+    assert!(matches!(
+        s.poll_effect(),
+        Some(Effect::Send(Message::Response(_)))
+    ));
+    changed = changed.tool(ToolDef::new("another", "And another."));
+    w.server.replace_catalog(w.now, changed.build().unwrap());
+    s.handle_catalog_change(w.now);
+    let told: Vec<String> = std::iter::from_fn(|| s.poll_effect())
+        .filter_map(|e| match e {
+            Effect::Send(Message::Notification(n)) => Some(n.method),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        told.iter().any(|m| m == "notifications/tools/list_changed"),
+        "an initialized host is told the tools changed: {told:?}"
+    );
+}
+
+#[test]
+fn s5_2_adopting_an_open_instance_reports_its_title() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1", "options": {"size": 13}}),
+    )
+    .unwrap();
+    let again = open(&mut w, h, "g1");
+    assert_eq!(again["adopted"], json!(true));
+    assert_eq!(again["instance"], json!("g1"));
+    assert_eq!(again["title"], json!("Go vs bot (13x13)"), "{again}");
+}
+
+#[test]
+fn s5_2_closing_an_instance_whose_open_is_still_running_closes_nothing() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.hold_calls = true;
+    let opening = w.send_request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    );
+    w.drive();
+    assert_eq!(w.held.len(), 1, "the open handler is running");
+    let close = w.send_request(
+        h,
+        "toolsets/close",
+        json!({"toolset": "game", "instance": "g1"}),
+    );
+    w.drive();
+    assert_eq!(w.held.len(), 1, "no close handler was started");
+    let r = w
+        .response(h, &close)
+        .expect("the close is answered at once")
+        .expect("a close of what is not open succeeds");
+    assert_eq!(
+        text(&r),
+        "instance `g1` of `game` is not open; nothing was closed"
+    );
+    assert!(r.get("_meta").is_none(), "no hints and no rev: {r}");
+
+    w.hold_calls = false;
+    w.complete_held(0);
+    assert!(w.response(h, &opening).unwrap().is_ok(), "the open went on");
+    let names: Vec<String> = w
+        .server
+        .state(&ada())
+        .instances_of("game")
+        .iter()
+        .map(|i| i.to_string())
+        .collect();
+    assert_eq!(names, ["g1"]);
+}
+
+#[test]
+fn s5_2_closing_without_instance_names_only_instances_that_are_open() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open(&mut w, h, "g1");
+    w.hold_calls = true;
+    w.send_request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g2"}),
+    );
+    w.drive();
+    assert_eq!(w.held.len(), 1, "g2 is still opening");
+    let err = w
+        .request(h, "toolsets/close", json!({"toolset": "game"}))
+        .unwrap_err();
+    assert!(
+        err.message.ends_with("name the one to close (open: g1)"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn s4_2_a_static_tool_definition_is_not_changed_by_an_update() {
+    let mut w = World::arcade();
+    w.connect(ada(), true, true);
+    let before = snapshot(&w, &ada());
+    let mut redefined = mcpl_protocol::mcp::Tool::new("challenge");
+    redefined.description = Some(json!("Challenge someone to chess instead."));
+    let mut u = Update::new();
+    u.tools().define(redefined);
+    let err = w.server.apply(w.now, &ada(), u).unwrap_err();
+    assert!(
+        err.to_string().contains("tool `challenge` is static"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&w, &ada()), before);
+
+    // A dynamic tool outside toolsets takes a definition of its own.
+    let mut hint = mcpl_protocol::mcp::Tool::new("hint");
+    hint.description = Some(json!("Get a hint about the opening."));
+    let mut u = Update::new();
+    u.tools().define(hint.clone());
+    w.server.apply(w.now, &ada(), u).expect("hint is dynamic");
+    let state = w.server.state(&ada());
+    assert_eq!(state.free["hint"].definition.as_ref(), Some(&hint));
+}
+
+#[test]
+fn app_updates_changing_a_tool_outside_its_toolset_are_refused() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open(&mut w, h, "g1");
+    w.request(h, "toolsets/open", json!({"toolset": "notes"}))
+        .unwrap();
+    let before = snapshot(&w, &ada());
+    let mut u = Update::new();
+    u.toolset("notes").show("tip");
+    let err = w.server.apply(w.now, &ada(), u).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("tool `tip` does not belong to toolset `notes`"),
+        "{err}"
+    );
+    let mut u = Update::new();
+    u.instance("game", "g1").hide("note");
+    let err = w.server.apply(w.now, &ada(), u).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("tool `note` does not belong to toolset `game`"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&w, &ada()), before);
+}
+
+#[test]
+fn s5_3_ended_records_leave_the_store_when_the_session_times_out() {
+    let t0 = Instant::now();
+    let mut config = ServerConfig::new(WallClock::new(t0, UNIX_EPOCH));
+    config.ended_ttl = Duration::from_secs(60);
+    let server = Server::new(arcade().build().unwrap(), config);
+    let mut w = World::with_server(server, t0);
+    let h = w.connect(ada(), true, true);
+    open(&mut w, h, "g1");
+    w.request(
+        h,
+        "toolsets/close",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .unwrap();
+    w.advance(Duration::from_secs(59));
+    assert_eq!(
+        w.server.state(&ada()).ended.len(),
+        1,
+        "kept until it expires"
+    );
+    w.advance(Duration::from_secs(1));
+    assert!(
+        w.server.state(&ada()).ended.is_empty(),
+        "the timeout dropped the expired record"
+    );
+}
+
+#[test]
+fn a_published_change_names_the_connection_that_caused_it() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.send_request(
+        h,
+        "tools/call",
+        json!({"name": "flip", "arguments": {"show": true}}),
+    );
+    let now = w.now;
+    let session = &mut w.conns[h].session;
+    let mut origins = Vec::new();
+    while let Some(effect) = session.poll_effect() {
+        match effect {
+            Effect::Call(mut call) => {
+                let reply = run_app(&mut call);
+                let outcome = Outcome {
+                    context: call.context,
+                    reply,
+                };
+                session.handle_call_done(now, call.id, outcome).unwrap();
+            }
+            Effect::Publish(change) => origins.push(change.origin()),
+            _ => {}
+        }
+    }
+    assert_eq!(origins, [Some(session.connection())]);
+    // A change the server makes on its own comes from no connection.
+    let mut u = Update::new();
+    u.tools().show("hint");
+    assert_eq!(w.server.apply(now, &ada(), u).unwrap().origin(), None);
+}
+
+#[test]
+fn calls_in_flight_counts_app_calls_until_they_finish() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    assert_eq!(w.conns[h].session.calls_in_flight(), 0);
+    w.hold_calls = true;
+    w.send_request(
+        h,
+        "tools/call",
+        json!({"name": "flip", "arguments": {"show": true}}),
+    );
+    w.send_request(
+        h,
+        "tools/call",
+        json!({"name": "challenge", "arguments": {"who": "bob"}}),
+    );
+    w.drive();
+    assert_eq!(w.conns[h].session.calls_in_flight(), 2);
+    w.complete_held(0);
+    assert_eq!(w.conns[h].session.calls_in_flight(), 1);
+    w.complete_held(0);
+    assert_eq!(w.conns[h].session.calls_in_flight(), 0);
 }

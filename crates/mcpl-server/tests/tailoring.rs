@@ -175,3 +175,37 @@ fn s11_closing_another_instance_keeps_the_current_one() {
         .collect();
     assert_eq!(open, ["g2"]);
 }
+
+#[test]
+fn s11_a_call_with_no_instance_open_is_a_tool_error_saying_how_to_open_one() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), false, false);
+    let r = w.call(h, "board", json!({}), None);
+    assert!(is_error(&r));
+    assert_eq!(
+        text(&r),
+        "no instance of `game` is open; open one with toolset_open"
+    );
+    // The same once the only instance has closed again.
+    w.call(
+        h,
+        "toolset_open",
+        json!({"toolset": "game", "instance": "g1"}),
+        None,
+    );
+    w.call(h, "toolset_close", json!({"toolset": "game"}), None);
+    let r = w.call(h, "board", json!({}), None);
+    assert_eq!(
+        text(&r),
+        "no instance of `game` is open; open one with toolset_open"
+    );
+}
+
+#[test]
+fn s6_2_a_session_pushes_only_when_push_events_is_advertised_and_granted() {
+    let mut w = World::arcade();
+    let both = w.connect(ada(), true, true);
+    let neither = w.connect(ada(), true, false);
+    assert!(w.conns[both].session.push_granted());
+    assert!(!w.conns[neither].session.push_granted());
+}

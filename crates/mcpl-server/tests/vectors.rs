@@ -5,8 +5,8 @@ mod common;
 
 use common::*;
 use mcpl_protocol::jsonrpc::{Message, Response};
-use mcpl_protocol::rfc014::Presence;
-use mcpl_server::{Declarations, Event, ToolDef, ToolsetDef, Update};
+use mcpl_protocol::rfc014::{InstanceName, Presence, ToolsetName};
+use mcpl_server::{Declarations, Event, OpenKey, ToolDef, ToolsetDef, Update};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -962,4 +962,76 @@ fn v03_a_push_names_its_instance_even_when_the_app_did_not() {
     let params = push.params.as_ref().unwrap();
     assert_eq!(params["toolset"], json!("game"));
     assert_eq!(params["instance"], json!("g1"));
+}
+
+#[test]
+fn v33_a_push_advertised_but_not_granted_goes_as_tools_hints() {
+    // §6.2: `pushEvents` must be both advertised and granted; here the policy withdraws it.
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    assert!(w.conns[h].session.push_granted());
+    w.request(
+        h,
+        "featureSets/update",
+        json!({"effectiveCapabilities": []}),
+    )
+    .expect("policy accepted");
+    assert!(
+        !w.conns[h].session.push_granted(),
+        "advertised by the host, refused by its policy"
+    );
+    open_game(&mut w, h, "vs-bot");
+    w.take(h);
+    w.apply(&ada(), bot_moves("vs-bot"));
+    let msgs = w.take(h);
+    assert_eq!(methods(&msgs), ["tools/hints"]);
+    assert_eq!(hints_of(&msgs[0]).unwrap()["rev"], json!(2));
+}
+
+#[test]
+fn v31_a_toolset_kept_by_new_declarations_stays_open_and_one_that_gains_instances_ends() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    open_game(&mut w, h, "vs-bot");
+    w.request(h, "toolsets/open", json!({"toolset": "notes"}))
+        .unwrap();
+    w.take(h);
+    // `game` and `tips` are declared as they were; `notes` now has instances.
+    let game = ToolsetDef::new("game", "Go")
+        .instances()
+        .tool(ToolDef::new("board", "Show the board."))
+        .tool(ToolDef::new("play", "Play a move."))
+        .tool(ToolDef::new("pass", "Pass your turn."));
+    let notes = ToolsetDef::new("notes", "Notes")
+        .instances()
+        .tool(ToolDef::new("note", "Write a note."));
+    let changed = Declarations::new("arcade", "0.2.0")
+        .toolset(game)
+        .toolset(notes)
+        .toolset(
+            ToolsetDef::new("tips", "Tips")
+                .default_open()
+                .tool(ToolDef::new("tip", "Read a tip.")),
+        )
+        .build()
+        .unwrap();
+    let now = w.now;
+    let changes = w.server.replace_catalog(now, changed);
+    assert_eq!(changes.len(), 1, "only ada's notes ended");
+    let state = w.server.state(&ada());
+    let key = |toolset: &str, instance: Option<&str>| {
+        OpenKey::new(
+            ToolsetName::parse(toolset).unwrap(),
+            instance.map(|i| InstanceName::parse(i).unwrap()),
+        )
+    };
+    assert!(
+        state.is_open(&key("game", Some("vs-bot"))),
+        "{:?}",
+        state.open
+    );
+    assert!(state.is_open(&key("tips", None)), "{:?}", state.open);
+    assert!(!state.is_open(&key("notes", None)), "{:?}", state.open);
+    assert_eq!(state.ended.len(), 1);
+    assert_eq!(state.ended[0].record.toolset, "notes");
 }
