@@ -265,3 +265,59 @@ fn h73_a_signature_is_cut_once_it_passes_the_bound_by_its_closing_parenthesis() 
     );
     assert!(over.len() <= MAX_SIGNATURE + 1 + TOO_LONG.len());
 }
+
+#[test]
+fn h73_a_look_longer_than_the_bound_is_cut_with_the_marker() {
+    let mut s = arcade();
+    for i in 0..3000 {
+        s.tools.push(tool(
+            &format!("t{i}"),
+            json!({"mcpl/presence": "dynamic", "mcpl/visible": true}),
+        ));
+    }
+    let mut h = Host::new(vec![("arcade", s)]);
+    let text = h.call(mcpl_host::presenter::META_LOOK, json!({}));
+    assert!(text.ends_with(TOO_LONG), "a long look was not cut");
+    assert!(
+        text.len() <= render::MAX_JSON + TOO_LONG.len() + 1,
+        "{}",
+        text.len()
+    );
+    assert!(text.contains("- t0("), "the cut dropped the start");
+}
+
+/// Feeds a `push/event` whose params carry `text` and returns the one notice it makes.
+fn event_notice(h: &mut Host, id: &str, text: String) -> String {
+    h.pair("arcade")
+        .feed(mcpl_protocol::jsonrpc::Message::Request(
+            mcpl_protocol::jsonrpc::Request::new(
+                mcpl_protocol::jsonrpc::RequestId::String(format!("p-{id}")),
+                "push/event",
+                Some(json!({"eventId": id, "text": text})),
+            ),
+        ));
+    let told = h.notices();
+    assert_eq!(told.len(), 1, "{told:?}");
+    told[0].clone()
+}
+
+#[test]
+fn h73_a_notice_exactly_at_the_bound_is_whole_and_one_byte_more_is_cut() {
+    use mcpl_host::presenter::MAX_NOTICE;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.notices();
+    let bare = event_notice(&mut h, "e1", String::new());
+    let fill = MAX_NOTICE - bare.len();
+    let whole = event_notice(&mut h, "e2", "x".repeat(fill));
+    assert_eq!(whole.len(), MAX_NOTICE);
+    assert!(
+        !whole.contains(TOO_LONG),
+        "a notice within the bound was cut"
+    );
+    let over = event_notice(&mut h, "e3", "x".repeat(fill + 1));
+    assert!(
+        over.ends_with(TOO_LONG),
+        "a notice past the bound was not cut"
+    );
+    assert!(over.len() <= MAX_NOTICE + 1 + TOO_LONG.len());
+}

@@ -128,6 +128,9 @@ fn h81_log_lines_redact_server_chosen_values() {
         .with_max_level(tracing::Level::TRACE)
         .finish();
     tracing::subscriber::with_default(sub, || {
+        // Another test's thread may have cached "nobody listens" for these callsites
+        // before this thread's subscriber existed: ask every callsite again.
+        tracing::callsite::rebuild_interest_cache();
         let mut p = Pair::new(arcade());
         p.hold.insert("tools/list".into());
         p.host.resync(p.now);

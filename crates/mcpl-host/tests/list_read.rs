@@ -2,6 +2,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::*;
 use mcpl_host::ToolPolicy;
 use mcpl_host::controller::Presence;
@@ -347,4 +349,31 @@ fn h11_http_list_at_the_applied_rev_applies_at_once() {
     p.release("toolsets/list");
     assert!(p.host.snapshot().tool("fresh").is_some());
     assert_eq!(p.recoveries(), 1, "only the requested run");
+}
+
+#[test]
+fn h11_http_list_ahead_waits_the_hold_limit_before_it_counts_as_a_gap() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    p.hold.insert("tools/list".into());
+    p.hold.insert("toolsets/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    p.server.borrow_mut().loose.insert("hint".into(), true);
+    let in_flight = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.server.borrow_mut().tools.push(tool("fresh", json!({})));
+    let page = p.answer_held("tools/list").remove(0);
+    p.feed(page);
+    assert!(p.host.snapshot().tool("fresh").is_none());
+    let due = p.host.poll_timeout().expect("the held list has a deadline");
+    assert!(due > p.now, "the held list is already overdue");
+    // Just inside the hold limit the missing rev arrives: no gap, no second run.
+    p.advance(Duration::from_millis(1999));
+    p.feed(in_flight);
+    assert!(p.host.snapshot().tool("fresh").is_some());
+    p.release("toolsets/list");
+    assert_eq!(p.recoveries(), 1, "a list held in time counted as a gap");
 }

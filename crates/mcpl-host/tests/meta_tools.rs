@@ -284,6 +284,9 @@ fn h65_a_refused_act_is_traced_as_a_failed_call_without_server_values() {
         .finish();
     let h = Host::new(vec![("arcade", arcade())]);
     tracing::subscriber::with_default(subscriber, || {
+        // Another test's thread may have cached "nobody listens" for these callsites
+        // before this thread's subscriber existed: ask every callsite again.
+        tracing::callsite::rebuild_interest_cache();
         let _ = h.pres.plan(META_ACT, &json!({"tool": "secret-tool-name"}));
     });
     let out = String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf8");
@@ -451,6 +454,73 @@ fn h62_look_rereads_only_the_servers_that_present_toolsets() {
     h.sync();
     match h.pres.plan(META_LOOK, &json!({})) {
         Ok(Plan::Look { servers, .. }) => assert_eq!(servers, vec!["arcade".to_owned()]),
+        other => panic!("not a look: {other:?}"),
+    }
+}
+
+#[test]
+fn h56_a_meta_tool_called_with_null_arguments_has_every_selector_absent() {
+    let h = Host::new(vec![("arcade", arcade())]);
+    match h.pres.plan(META_LOOK, &serde_json::Value::Null) {
+        Ok(Plan::Look { servers, query }) => {
+            assert_eq!(servers, vec!["arcade".to_owned()]);
+            assert!(query.server.is_none() && query.toolset.is_none() && query.tool.is_none());
+        }
+        other => panic!("null arguments were not read as none: {other:?}"),
+    }
+    let refused = h.pres.plan(META_LOOK, &json!(["game"]));
+    assert_eq!(
+        refused.err().as_deref(),
+        Some("the arguments must be an object")
+    );
+}
+
+#[test]
+fn h59_the_proposed_name_is_the_toolset_and_the_smallest_number_not_open() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let proposed = |h: &Host| match h.pres.plan(META_OPEN, &json!({"toolset": "game"})) {
+        Ok(Plan::Open { req, .. }) => req.instance.clone(),
+        other => panic!("not an open: {other:?}"),
+    };
+    assert_eq!(proposed(&h).as_deref(), Some("game-1"));
+    let text = h.call(META_OPEN, json!({"toolset": "game", "instance": "game-1"}));
+    assert!(text.contains("opened"), "{text}");
+    h.sync();
+    assert_eq!(proposed(&h).as_deref(), Some("game-2"));
+}
+
+#[test]
+fn h62_look_at_one_toolset_shows_that_toolset_only() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let text = h.call(META_LOOK, json!({"toolset": "cards"}));
+    assert!(text.contains("toolset `cards`"), "{text}");
+    assert!(
+        !text.contains("toolset `game`") && !text.contains("toolset `lab`"),
+        "another toolset was shown: {text}"
+    );
+}
+
+#[test]
+fn h62_a_dynamic_tool_in_the_latest_list_presents_before_the_rebuild() {
+    let mut h = Host::new(vec![("plain", static_only())]);
+    h.sync();
+    // The published list (built above) has no dynamic tool; the latest list gets one.
+    {
+        let p = h.pair("plain");
+        p.server.borrow_mut().tools.push(tool(
+            "hint",
+            json!({"mcpl/presence": "dynamic", "mcpl/visible": true}),
+        ));
+        p.host.resync(p.now);
+    }
+    h.sync();
+    assert!(h.pair("plain").host.snapshot().tool("hint").is_some());
+    match h.pres.plan(META_LOOK, &json!({})) {
+        Ok(Plan::Look { servers, .. }) => assert_eq!(
+            servers,
+            vec!["plain".to_owned()],
+            "a server whose latest list has a dynamic tool does not present"
+        ),
         other => panic!("not a look: {other:?}"),
     }
 }

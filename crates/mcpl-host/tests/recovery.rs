@@ -424,3 +424,53 @@ fn h25_backoff_doubles_from_the_first_delay_up_to_the_longest() {
         vec![100, 200, 400, 800, 1600, 3200, 6400, 10_000, 10_000]
     );
 }
+
+#[test]
+fn h29_an_opened_group_is_in_groups_open_and_each_change_gives_a_larger_version() {
+    let mut p = Pair::new(arcade());
+    assert!(p.host.snapshot().groups_open().is_empty());
+    let v0 = p.host.snapshot().version();
+    p.host.set_group("lab", true).expect("group");
+    let snap = p.host.snapshot();
+    assert_eq!(
+        snap.groups_open().iter().collect::<Vec<_>>(),
+        vec!["lab"],
+        "the open group is not listed"
+    );
+    let v1 = snap.version();
+    assert!(v1 > v0, "opening a group left the version at {v0}");
+    p.host.set_group("lab", false).expect("group");
+    let snap = p.host.snapshot();
+    assert!(snap.groups_open().is_empty(), "a closed group is listed");
+    assert!(
+        snap.version() > v1,
+        "closing a group left the version at {v1}"
+    );
+}
+
+#[test]
+fn h30_a_removed_declaration_gives_the_snapshot_a_larger_version() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    let before = p.host.snapshot().version();
+    p.server.borrow_mut().manifest["toolsets"]
+        .as_object_mut()
+        .expect("obj")
+        .remove("game");
+    // Only the manifest is answered: the change seen is the removal alone.
+    p.hold.insert("tools/list".into());
+    p.hold.insert("toolsets/list".into());
+    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
+        mcpl_protocol::jsonrpc::Notification::new(
+            "mcpl/manifestChanged",
+            Some(json!({"revision": "x", "domains": ["toolsets"]})),
+        ),
+    ));
+    p.run();
+    let snap = p.host.snapshot();
+    assert!(snap.open().is_empty(), "the removed toolset is still open");
+    assert!(
+        snap.version() > before,
+        "the removal left the version at {before}"
+    );
+}

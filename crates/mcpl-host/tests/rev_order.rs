@@ -669,3 +669,144 @@ fn h16_a_statement_at_the_largest_rev_applies_and_a_later_hint_is_a_reversal_not
             .contains(&Effect::Recovering(RecoveryReason::Reversal))
     );
 }
+
+/// Answers a `refresh` with the server's statement, its rev set to `rev`.
+fn state_at(p: &mut Pair, rev: u64) {
+    p.hold.insert("toolsets/list".into());
+    p.host.refresh(p.now).expect("refresh");
+    p.flush();
+    let r = p.held.pop().expect("held statement");
+    p.hold.remove("toolsets/list");
+    let mut st = p.server.borrow_mut().statement(0);
+    st["_meta"]["mcpl/hints"]["rev"] = json!(rev);
+    p.feed(ok(r.id, st));
+}
+
+#[test]
+fn h21_a_held_hint_above_a_statements_rev_applies_after_it() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    let a = p.host.snapshot().applied();
+    // Appendix B.4: the statement at a + 3 covers a + 2, but not the held a + 4.
+    p.feed(hints_note(
+        json!({"rev": a + 2, "tools": [{"name": "board", "visible": true}]}),
+    ));
+    p.feed(hints_note(
+        json!({"rev": a + 4, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert!(
+        !p.host.snapshot().visible("hint", None),
+        "a + 4 applied early"
+    );
+    state_at(&mut p, a + 3);
+    let snap = p.host.snapshot();
+    assert_eq!(snap.applied(), a + 4, "the held a + 4 was not applied");
+    assert!(snap.visible("hint", None), "the held a + 4 was dropped");
+    assert_eq!(p.recoveries(), 0);
+    assert_eq!(p.host.poll_timeout(), None, "nothing waits any more");
+}
+
+#[test]
+fn h21_a_jumped_rev_stays_ignored_however_many_contiguous_statements_follow() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    let before = p.host.snapshot().applied();
+    // One statement jumps past before + 1 and before + 2.
+    state_at(&mut p, before + 3);
+    // Statements at the next rev jump past nothing, so they leave the jumped range alone.
+    for _ in 0..70 {
+        let n = next(&p);
+        state_at(&mut p, n);
+        assert_eq!(p.host.snapshot().applied(), n);
+    }
+    assert_eq!(p.recoveries(), 0);
+    p.feed(hints_note(
+        json!({"rev": before + 2, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert_eq!(
+        p.recoveries(),
+        0,
+        "a rev the first statement jumped past was taken as a reversal"
+    );
+    assert!(!p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn h17_a_duplicates_rev_taken_by_a_statement_is_a_reversal_when_seen_again() {
+    let mut p = Pair::new(arcade());
+    p.server.borrow_mut().push = true;
+    let first = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.server.borrow_mut().loose.insert("hint".into(), true);
+    p.feed(first);
+    let a = p.host.snapshot().applied();
+    // The server spends a + 1 on a message that is lost.
+    let _lost = p.server.borrow_mut().hinted(0, json!({}));
+    p.clear();
+    // A repeat of e1 carries a + 2: its rev is passed, and the host recovers; the recovery's
+    // statement takes that same rev, a + 2.
+    p.feed(push(
+        "e1",
+        json!({"rev": a + 2, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    p.run();
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::DuplicateEvent))
+    );
+    assert_eq!(p.host.snapshot().applied(), a + 2);
+    assert!(p.host.snapshot().visible("hint", None));
+    p.clear();
+    // a + 2 is spent now; on an ordered transport it is a reversal, not a passed rev.
+    p.hold.insert("tools/list".into());
+    p.feed(hints_note(
+        json!({"rev": a + 2, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::Reversal)),
+        "a rev the statement took was still counted as passed"
+    );
+    assert!(p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn s6_a_new_title_for_an_open_instance_is_told_as_a_retitle() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    p.clear();
+    p.feed(hints_note(json!({"rev": next(&p),
+        "toolsets": [{"toolset": "game", "instance": "g1", "title": "Go, round two"}]})));
+    let key = ("game".to_owned(), Some("g1".to_owned()));
+    assert_eq!(
+        p.host.snapshot().open()[&key].title.as_deref(),
+        Some("Go, round two")
+    );
+    assert!(
+        p.items().iter().any(|i| matches!(
+            i,
+            ChangeItem::Retitled { instance: Some(i), title, .. }
+                if i == "g1" && title == "Go, round two"
+        )),
+        "a new title was not told: {:?}",
+        p.items()
+    );
+}
+
+#[test]
+fn h13_every_applied_hint_gives_the_snapshot_a_larger_version() {
+    let mut p = Pair::new(arcade());
+    for visible in [true, false, true] {
+        let before = p.host.snapshot().version();
+        p.feed(hints_note(
+            json!({"rev": next(&p), "tools": [{"name": "hint", "visible": visible}]}),
+        ));
+        assert_eq!(p.host.snapshot().visible("hint", None), visible);
+        assert!(
+            p.host.snapshot().version() > before,
+            "a hint left the version at {before}"
+        );
+    }
+}

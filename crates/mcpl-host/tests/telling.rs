@@ -575,3 +575,129 @@ fn h53_a_reminder_is_due_once_the_announcing_row_left_even_if_later_rows_stayed(
         .expect("the later row was taken for the announcement");
     assert!(item.text.contains("`game`/`g9` is open"), "{}", item.text);
 }
+
+#[test]
+fn h48_a_statement_reporting_an_end_tells_it_once_with_its_reason_not_also_as_a_close() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    // While nothing was said, g1 ended; the next statement drops it and reports the record.
+    {
+        let mut s = h.pair("arcade").server.borrow_mut();
+        s.open.remove(&("game".into(), Some("g1".into())));
+        s.ended.push(
+            json!({"id": "end-9", "toolset": "game", "instance": "g1", "reason": "Time ran out"}),
+        );
+    }
+    let p = h.pair("arcade");
+    p.host.resync(p.now);
+    h.sync();
+    let told = h.notices().join("\n");
+    assert!(
+        told.contains("- `game`/`g1` ended; reason: arcade says \"Time ran out\""),
+        "{told}"
+    );
+    assert!(
+        !told.contains("`game`/`g1` closed"),
+        "the end was told twice, once without its reason: {told}"
+    );
+}
+
+#[test]
+fn h30_a_close_by_a_removed_declaration_tells_the_agent_why() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    {
+        let mut s = h.pair("arcade").server.borrow_mut();
+        s.manifest["toolsets"]
+            .as_object_mut()
+            .expect("toolsets")
+            .remove("game");
+        s.open.clear();
+    }
+    h.pair("arcade")
+        .feed(mcpl_protocol::jsonrpc::Message::Notification(
+            mcpl_protocol::jsonrpc::Notification::new(
+                "mcpl/manifestChanged",
+                Some(json!({"revision": "x", "domains": ["toolsets"]})),
+            ),
+        ));
+    let told = h.notices().join("\n");
+    assert!(
+        told.contains("- `game`/`g1` closed: arcade no longer declares it"),
+        "{told}"
+    );
+}
+
+#[test]
+fn h45_two_results_stored_apart_commit_only_their_own_change() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    let first = act_claimed(
+        &mut h,
+        "pass",
+        json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
+    );
+    let second = act_claimed(
+        &mut h,
+        "pass",
+        json!({"tools": [{"name": "play", "instance": "g1", "visible": false}]}),
+    );
+    let agent = h.agent.clone();
+    let a = h
+        .pres
+        .take(&agent, "arcade", first, None)
+        .expect("the first change");
+    let b = h
+        .pres
+        .take(&agent, "arcade", second, None)
+        .expect("the second change");
+    assert!(
+        a.text.contains("`board`") && b.text.contains("`play`"),
+        "{a:?} {b:?}"
+    );
+    assert_ne!(a.token, b.token, "two texts under one token");
+    // The first result was stored, the second was not: only the second is owed again.
+    h.pres.stored(&agent, a.token);
+    h.pres.not_stored(&agent, b.token);
+    let told = h.notices();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0].contains("`play`") && !told[0].contains("`board`"),
+        "{told:?}"
+    );
+}
+
+#[test]
+fn h53_a_reminder_lists_each_open_toolset_with_its_own_visible_tools() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.call("toolsets_open", json!({"toolset": "cards"}));
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("hint", None, true);
+    h.notices();
+    let agent = h.agent.clone();
+    // Nothing of the window is in the compiled context: every open toolset is reminded.
+    let item = h
+        .pres
+        .reminder(&agent, &BTreeSet::new())
+        .expect("a reminder");
+    let line = |key: &str| {
+        item.text
+            .lines()
+            .find(|l| l.contains(key))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let game = line("`game`/`g1` is open");
+    assert!(
+        game.ends_with("; tools: `play`, `pass`, `board`"),
+        "{}",
+        item.text
+    );
+    let cards = line("`cards` is open");
+    assert!(cards.ends_with("; tools: `draw`"), "{}", item.text);
+}

@@ -113,4 +113,27 @@ mod tests {
         assert!(long1.len() <= MAX_NAME && long2.len() <= MAX_NAME);
         assert_ne!(long1, long2);
     }
+
+    #[test]
+    fn s8_4_characters_outside_the_name_class_become_underscores() {
+        assert_eq!(
+            fit("a-b_c9"),
+            "a-b_c9",
+            "a name already in the class is kept"
+        );
+        let dotted = projected_name("arcade.local", Some("game"), None, "play");
+        assert!(
+            dotted.len() <= MAX_NAME
+                && dotted
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "{dotted}"
+        );
+        assert!(dotted.starts_with("arcade_local__game__play_"), "{dotted}");
+        // A replaced character changes the name, so it cannot meet the name it now resembles.
+        assert_ne!(
+            dotted,
+            projected_name("arcade_local", Some("game"), None, "play")
+        );
+    }
 }

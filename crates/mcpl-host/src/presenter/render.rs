@@ -262,4 +262,27 @@ mod tests {
         );
         assert_eq!(first_sentence(Some(&json!(5))), None);
     }
+
+    #[test]
+    fn a_signature_lists_every_property_comma_separated() {
+        let schema = json!({"type": "object", "required": ["move"], "properties": {
+            "move": {"type": "string"},
+            "color": {"enum": ["black", "white"]},
+            "at": {"const": [3, 4]},
+            "opts": {"const": {"a": 1, "b": 2}}}});
+        assert_eq!(
+            signature("play", &schema),
+            r#"play(move: string, color?: "black"|"white", at?: [3,4], opts?: {"a":1,"b":2})"#
+        );
+    }
+
+    #[test]
+    fn printed_json_within_its_bounds_is_compact_json() {
+        let v = json!({"a": [1, 2, [3, 4]], "b": {"c": null, "d": "e"}, "f": []});
+        assert_eq!(
+            json(&v),
+            r#"{"a":[1,2,[3,4]],"b":{"c":null,"d":"e"},"f":[]}"#
+        );
+        assert_eq!(json(&v), v.to_string());
+    }
 }
