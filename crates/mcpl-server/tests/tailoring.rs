@@ -209,3 +209,21 @@ fn s6_2_a_session_pushes_only_when_push_events_is_advertised_and_granted() {
     assert!(w.conns[both].session.push_granted());
     assert!(!w.conns[neither].session.push_granted());
 }
+
+#[test]
+fn s11_toolset_open_answers_with_the_apps_open_text_then_the_current_instance() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), false, false);
+    let r = w.call(
+        h,
+        "toolset_open",
+        json!({"toolset": "game", "instance": "g1", "options": {"size": 13}}),
+        None,
+    );
+    assert!(!is_error(&r), "{r}");
+    // The app's own words come first: the agent learns the game started, then where it is.
+    assert_eq!(
+        text(&r),
+        "New 13x13 game. You are Black; your move.\ninstance `g1` of `game` is open and current"
+    );
+}
