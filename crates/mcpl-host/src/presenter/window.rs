@@ -240,11 +240,9 @@ impl Presenter {
                         pick = Some(i);
                         break;
                     }
-                    State::Owed => {
-                        if !self.servers.contains_key(&e.server) {
-                            continue;
-                        }
-                    }
+                    // Owed but not for the window now (no `pushEvents` grant, or its
+                    // server is gone): it waits for the server's next carrier.
+                    State::Owed => {}
                     _ => return None,
                 }
             }
