@@ -1113,3 +1113,16 @@ fn calls_in_flight_counts_app_calls_until_they_finish() {
     w.complete_held(0);
     assert_eq!(w.conns[h].session.calls_in_flight(), 0);
 }
+
+#[test]
+fn closing_a_session_asks_its_driver_to_close_the_connection() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.drive();
+    w.conns[h].session.close();
+    let effects: Vec<Effect> = std::iter::from_fn(|| w.conns[h].session.poll_effect()).collect();
+    assert!(
+        matches!(effects.as_slice(), [Effect::Close]),
+        "one Close effect, nothing else: {effects:?}"
+    );
+}
