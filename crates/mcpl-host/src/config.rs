@@ -178,4 +178,16 @@ mod tests {
         );
         assert!(!policy.permits("read_fs_bytes"));
     }
+
+    #[test]
+    fn h09_the_last_part_must_end_the_name_not_merely_occur_in_it() {
+        // `*_fs`: "read_fs_bytes" holds `_fs` but does not end with it.
+        assert!(!glob("a*c", "abcd"));
+        let policy = ToolPolicy {
+            allow: Vec::new(),
+            deny: vec!["*_fs".into()],
+        };
+        assert!(!policy.permits("read_fs"));
+        assert!(policy.permits("read_fs_bytes"));
+    }
 }

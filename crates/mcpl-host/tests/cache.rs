@@ -128,3 +128,27 @@ fn s8_1_a_new_presenter_has_counted_no_list_change() {
     assert!(!pres.rebuild(), "nothing was added, so nothing changed");
     assert_eq!(pres.list_changes(), 0);
 }
+
+#[test]
+fn s8_4_a_projection_already_published_asks_for_no_further_rebuild() {
+    let cfg = PresenterConfig {
+        projection: true,
+        ..PresenterConfig::default()
+    };
+    let mut h = Host::with(vec![("arcade", arcade())], cfg);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "vs-ada"}));
+    assert!(
+        h.pres.needs_rebuild(),
+        "a new projected tool went unnoticed"
+    );
+    h.rebuild();
+    assert!(
+        h.names().contains(&"arcade__game__vs-ada__play".to_owned()),
+        "{:?}",
+        h.names()
+    );
+    assert!(
+        !h.pres.needs_rebuild(),
+        "the published projection reads as stale"
+    );
+}

@@ -322,3 +322,11 @@ fn h77_a_removed_server_leaves_the_presenters_server_list() {
     assert_eq!(h.pres.servers(), vec!["games"]);
     assert!(h.pres.snapshot("arcade").is_none());
 }
+
+#[test]
+fn h79_a_controller_reports_closed_only_once_it_is_stopped() {
+    let mut p = Pair::new(arcade());
+    assert!(!p.host.is_closed(), "a live connection reads as closed");
+    p.host.handle_close(p.now);
+    assert!(p.host.is_closed());
+}

@@ -474,3 +474,80 @@ fn h30_a_removed_declaration_gives_the_snapshot_a_larger_version() {
         "the removal left the version at {before}"
     );
 }
+
+#[test]
+fn h29_only_a_tagged_group_is_undeclared_a_name_nobody_uses_is_unknown() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    for toolset in ["nosuch", "lab"] {
+        let open = p.host.open(
+            p.now,
+            OpenRequest {
+                toolset: toolset.into(),
+                ..Default::default()
+            },
+        );
+        let close = p.host.close(
+            p.now,
+            CloseRequest {
+                toolset: toolset.into(),
+                ..Default::default()
+            },
+        );
+        let want = |toolset: &str| {
+            if toolset == "lab" {
+                Error::Undeclared(toolset.into())
+            } else {
+                Error::UnknownToolset(toolset.into())
+            }
+        };
+        assert_eq!(open, Err(want(toolset)), "open of `{toolset}`");
+        assert_eq!(close, Err(want(toolset)), "close of `{toolset}`");
+    }
+    p.flush();
+    assert!(p.sent_methods().is_empty(), "a refused open was sent");
+}
+
+#[test]
+fn s5_1_a_declared_toolset_defaults_open_only_when_stated_and_never_with_instances() {
+    let mut s = arcade();
+    let toolsets = &mut s.manifest["toolsets"];
+    toolsets["news"] = json!({"title": "News", "default": "open"});
+    toolsets["arena"] = json!({"title": "Arena", "default": "open", "instances": true});
+    toolsets["quiet"] = json!({"title": "Quiet"});
+    let p = Pair::new(s);
+    let snap = p.host.snapshot();
+    let declared = snap.declared();
+    let default_open = |ts: &str| declared.get(ts).map(|d| d.default_open);
+    assert_eq!(default_open("news"), Some(true));
+    assert_eq!(default_open("cards"), Some(false), "`closed` read as open");
+    // Absent reads as closed; Appendix B.9: instances force closed.
+    assert_eq!(default_open("quiet"), Some(false));
+    assert_eq!(default_open("arena"), Some(false));
+}
+
+#[test]
+fn s6_an_instance_that_closes_tells_the_close_not_its_tools_going_invisible() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    p.server.borrow_mut().set_visible("play", Some("g1"), true);
+    p.run();
+    assert!(p.host.snapshot().visible("play", Some("g1")));
+    p.clear();
+    let key = ("game".to_owned(), Some("g1".to_owned()));
+    p.server.borrow_mut().end(&key, "over");
+    p.run();
+    let items = p.items();
+    assert!(
+        items
+            .iter()
+            .any(|i| matches!(i, ChangeItem::Closed { instance: Some(i), .. } if i == "g1")),
+        "the close was not told: {items:?}"
+    );
+    assert!(
+        !items
+            .iter()
+            .any(|i| matches!(i, ChangeItem::Visibility { .. })),
+        "the close also told its tools going invisible: {items:?}"
+    );
+}

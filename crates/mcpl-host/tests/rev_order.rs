@@ -810,3 +810,101 @@ fn h13_every_applied_hint_gives_the_snapshot_a_larger_version() {
         );
     }
 }
+
+#[test]
+fn h17_an_event_id_is_still_known_as_a_duplicate_after_later_events() {
+    let mut p = Pair::new(arcade());
+    let r = next(&p);
+    p.feed(push(
+        "e1",
+        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    p.feed(push(
+        "e2",
+        json!({"rev": r + 1, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    p.clear();
+    p.hold.insert("tools/list".into());
+    // `e1` came two events ago: its redelivery is still a duplicate, and its hints are ignored.
+    p.feed(push(
+        "e1",
+        json!({"rev": r + 2, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    assert!(
+        p.host.snapshot().visible("hint", None),
+        "a duplicate's hints were applied"
+    );
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::DuplicateEvent))
+    );
+}
+
+#[test]
+fn h19_a_definition_for_a_tool_of_an_undeclared_group_is_the_one_checked() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.feed(hints_note(
+        json!({"rev": next(&p), "tools": [{"name": "probe",
+        "definition": {"name": "probe", "description": "Probed anew.",
+                       "inputSchema": {"type": "object"}}}]}),
+    ));
+    let d = p.host.snapshot().definition("probe", None).expect("def");
+    assert_eq!(
+        d.description,
+        Some(json!("Probed anew.")),
+        "the hint-set definition of `lab`'s tool was lost"
+    );
+}
+
+#[test]
+fn h21_a_statement_that_omits_a_visible_dynamic_tool_makes_it_invisible() {
+    let mut p = Pair::new(arcade());
+    p.server.borrow_mut().loose.insert("hint".into(), true);
+    let shown = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.feed(shown);
+    assert!(p.host.snapshot().visible("hint", None));
+    // The hint that hid it is lost; the next statement no longer names it.
+    p.server.borrow_mut().loose.insert("hint".into(), false);
+    p.clear();
+    p.host.resync(p.now);
+    p.run();
+    assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
+    assert!(
+        !p.host.snapshot().visible("hint", None),
+        "a dynamic tool the statement left out stayed visible"
+    );
+    assert!(p.host.snapshot().visible("challenge", None));
+}
+
+#[test]
+fn h21_a_statement_drops_a_held_hint_at_its_own_rev() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    let _lost = p.server.borrow_mut().hinted(0, json!({"tools": []}));
+    p.server.borrow_mut().loose.insert("hint".into(), true);
+    let early = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.feed(early);
+    let held = p.host.snapshot().applied() + 2;
+    assert!(p.host.poll_timeout().is_some(), "the early rev is not held");
+    // The recovery's statement reports the rev of the server's last change: the held one.
+    p.server.borrow_mut().conns[0].rev = held - 1;
+    p.host.resync(p.now);
+    p.run();
+    assert_eq!(p.host.snapshot().applied(), held);
+    assert!(p.host.snapshot().visible("hint", None));
+    assert_eq!(
+        p.host.poll_timeout(),
+        None,
+        "the statement covered the held rev but its hold stayed"
+    );
+    p.clear();
+    p.advance(Duration::from_secs(3));
+    assert_eq!(p.recoveries(), 0, "a covered hold expired into a recovery");
+}

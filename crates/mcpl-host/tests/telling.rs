@@ -701,3 +701,12 @@ fn h53_a_reminder_lists_each_open_toolset_with_its_own_visible_tools() {
     let cards = line("`cards` is open");
     assert!(cards.ends_with("; tools: `draw`"), "{}", item.text);
 }
+
+#[test]
+fn h54_the_text_an_open_or_close_result_carries_reaches_the_agent_attributed() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let opened = h.call("toolsets_open", json!({"toolset": "cards"}));
+    assert!(opened.contains("arcade says \"opened\""), "{opened}");
+    let closed = h.call("toolsets_close", json!({"toolset": "cards"}));
+    assert!(closed.contains("arcade says \"closed\""), "{closed}");
+}

@@ -171,7 +171,7 @@ impl Controller {
             }
             return false;
         }
-        // Appendix B.4: held hints below the statement's rev are dropped.
+        // Appendix B.4: held hints at or below the statement's rev are dropped (it states them).
         self.order.held.retain(|r, _| *r > rev);
         self.order.passed.retain(|r| *r > rev);
         if rev > applied + 1 {
