@@ -240,17 +240,24 @@ fn h16_http_early_rev_is_held_then_applied_in_order_without_recovery() {
     assert_eq!(seen, vec![true, false], "applied out of rev order");
 }
 
-#[test]
-fn h16_http_held_rev_recovers_after_the_hold_limit() {
+/// A Streamable HTTP pair whose server lost one hinted message and then sent the next one
+/// (showing the loose tool `hint`): the host holds that early rev, waiting for the gap (H16).
+fn http_pair_holding_an_early_hint() -> Pair {
     let mut p = Pair::http(arcade());
     p.clear();
     let _lost = p.server.borrow_mut().hinted(0, json!({"tools": []}));
     p.server.borrow_mut().loose.insert("hint".into(), true);
-    let b = p
+    let early = p
         .server
         .borrow_mut()
         .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
-    p.feed(b);
+    p.feed(early);
+    p
+}
+
+#[test]
+fn h16_http_held_rev_recovers_after_the_hold_limit() {
+    let mut p = http_pair_holding_an_early_hint();
     p.advance(Duration::from_millis(1999));
     assert_eq!(p.recoveries(), 0, "recovered before the hold limit");
     p.advance(Duration::from_millis(1));
@@ -588,15 +595,7 @@ fn s6_a_close_and_reopen_in_one_message_tells_the_tools_it_hid() {
 
 #[test]
 fn h16_an_expired_hold_starts_one_recovery_and_leaves_no_stale_deadline() {
-    let mut p = Pair::http(arcade());
-    p.clear();
-    let _lost = p.server.borrow_mut().hinted(0, json!({"tools": []}));
-    p.server.borrow_mut().loose.insert("hint".into(), true);
-    let early = p
-        .server
-        .borrow_mut()
-        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
-    p.feed(early);
+    let mut p = http_pair_holding_an_early_hint();
     p.hold.insert("tools/list".into());
     p.advance(Duration::from_secs(2));
     assert_eq!(p.recoveries(), 1);
@@ -882,15 +881,7 @@ fn h21_a_statement_that_omits_a_visible_dynamic_tool_makes_it_invisible() {
 
 #[test]
 fn h21_a_statement_drops_a_held_hint_at_its_own_rev() {
-    let mut p = Pair::http(arcade());
-    p.clear();
-    let _lost = p.server.borrow_mut().hinted(0, json!({"tools": []}));
-    p.server.borrow_mut().loose.insert("hint".into(), true);
-    let early = p
-        .server
-        .borrow_mut()
-        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
-    p.feed(early);
+    let mut p = http_pair_holding_an_early_hint();
     let held = p.host.snapshot().applied() + 2;
     assert!(p.host.poll_timeout().is_some(), "the early rev is not held");
     // The recovery's statement reports the rev of the server's last change: the held one.
