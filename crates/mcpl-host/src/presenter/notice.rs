@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use mcpl_protocol::rfc014::SuggestAction;
 use serde_json::{Value, json};
 
+use super::queue::{Agent, Body, MAX_NOTICE, Marks, ShownKey};
 use super::render::{self, cut, first_sentence};
-use super::window::{Agent, Body, MAX_NOTICE, Marks, ShownKey};
 use super::{Presenter, ServerEntry};
 use crate::controller::{Change, ChangeItem, CloseCause};
 
@@ -39,6 +39,36 @@ pub(super) fn shown_key(
     Some((server.to_owned(), tool.to_owned(), render::identity(&v)))
 }
 
+/// A pushed event as the agent reads it: where it happened and the server's own words,
+/// attributed (H54); an event without text shows its params as JSON (hints left out).
+pub fn event_line(server: &str, params: &Value) -> String {
+    let at = params
+        .get("toolset")
+        .and_then(Value::as_str)
+        .map(|t| {
+            let inst = params.get("instance").and_then(Value::as_str);
+            format!(" in {}", key_text(t, inst))
+        })
+        .unwrap_or_default();
+    let texts: Vec<&str> = params
+        .pointer("/payload/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    let body = if texts.is_empty() {
+        let mut shown = params.clone();
+        if let Some(o) = shown.as_object_mut() {
+            o.remove("hints");
+        }
+        render::json(&shown)
+    } else {
+        quote(server, &texts.join("\n"))
+    };
+    format!("event from {server}{at}: {body}")
+}
+
 /// Renders one entry for an agent: its lines and what storing them commits.
 pub(super) fn render_body(
     p: &Presenter,
@@ -53,11 +83,7 @@ pub(super) fn render_body(
     match body {
         Body::Change(c) => lines.extend(render_change(p, agent, entry, server, c, marks, full)),
         Body::Event { ev, change } => {
-            let mut params = ev.params.clone();
-            if let Some(o) = params.as_object_mut() {
-                o.remove("hints");
-            }
-            lines.push(format!("event from {server}: {}", render::json(&params)));
+            lines.push(format!("- {}", event_line(server, &ev.params)));
             if let Some(c) = change {
                 lines.extend(render_change(p, agent, entry, server, c, marks, full));
             }
@@ -76,6 +102,7 @@ pub(super) fn render_body(
             }
             lines.push(line);
         }
+        Body::Link(text) => lines.push(format!("- {text}")),
         Body::Move { tool, now_static } => lines.push(if *now_static {
             format!(
                 "- `{tool}` moved: call it by name as `{}`",
