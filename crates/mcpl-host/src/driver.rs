@@ -340,6 +340,8 @@ struct Task {
     observers: Vec<Observer>,
     inbox: mpsc::UnboundedSender<Frame>,
     next_epoch: u64,
+    /// Each server's snapshot version when last drained; a new one runs the observers.
+    versions: BTreeMap<String, u64>,
     changed: bool,
 }
 
@@ -365,6 +367,7 @@ async fn run(
         observers: Vec::new(),
         inbox,
         next_epoch: 0,
+        versions: BTreeMap::new(),
         changed: false,
     };
     loop {
@@ -600,6 +603,10 @@ impl Task {
     /// Drains one controller's effects in order; returns the answers to settle.
     fn drain_conn(&mut self, name: &str, c: &mut Conn) -> Vec<crate::controller::Answer> {
         let mut answers = Vec::new();
+        let version = c.ctrl.snapshot().version();
+        if self.versions.insert(name.to_owned(), version) != Some(version) {
+            self.changed = true;
+        }
         while let Some(effect) = c.ctrl.poll_effect() {
             match effect {
                 Effect::Send(m) => {
@@ -629,6 +636,11 @@ impl Task {
             }
         }
         self.pres.update(c.ctrl.snapshot(), c.granted);
+        if self.versions.get(name) != Some(&c.ctrl.snapshot().version()) {
+            self.versions
+                .insert(name.to_owned(), c.ctrl.snapshot().version());
+            self.changed = true;
+        }
         answers
     }
 

@@ -1,9 +1,10 @@
 //! Connectors: how a [`ServerSpec`] becomes a transport.
 //!
 //! The surface asks its [`Connector`] for a fresh transport on every connect and reconnect.
-//! [`StandardConnector`] reaches command lines, WebSocket and Streamable HTTP URLs; an
-//! embedding binary wraps it to serve [`Target::Embedded`] in process (the CLI does this for
-//! the arcade), and tests wrap it to cut connections on purpose.
+//! [`StandardConnector`] starts programs and command lines and reaches WebSocket and
+//! Streamable HTTP URLs (with the spec's headers every time); an embedding binary wraps it to
+//! serve [`Target::Embedded`] in process (the CLI does this for the arcade), and tests wrap it
+//! to cut connections on purpose.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,25 +24,87 @@ pub trait Connector: Send + Sync + 'static {
     fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>>;
 }
 
-/// Reaches command lines (stderr passed through), `ws://` and `http://` URLs.
+/// Reaches programs, command lines (stderr passed through), `ws://` and `http://` URLs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StandardConnector;
+
+/// An OS error without its "(os error N)" tail.
+fn os_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+/// Starts `program` directly, so a missing program is named (a shell would only exit).
+fn start(spec: &ServerSpec, program: &str, args: &[String]) -> Result<Transport, String> {
+    let mut command = tokio::process::Command::new(program);
+    command.args(args);
+    for (k, v) in &spec.env {
+        command.env(k, v);
+    }
+    if let Some(dir) = &spec.cwd {
+        command.current_dir(dir);
+    }
+    find(spec, program).map_err(|e| format!("cannot start \"{program}\": {e}"))?;
+    Transport::child(command, StderrMode::Inherit, Limits::default()).map_err(|e| e.to_string())
+}
+
+/// Checks that `program` can be started: a path must exist, a bare name must be on `PATH`
+/// (the child's own `PATH` when the spec sets one).
+fn find(spec: &ServerSpec, program: &str) -> Result<(), String> {
+    if program.contains('/') {
+        let path = match &spec.cwd {
+            Some(dir) => dir.join(program),
+            None => program.into(),
+        };
+        return std::fs::metadata(&path).map(drop).map_err(|e| os_text(&e));
+    }
+    let path = spec
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone().into())
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_default();
+    if std::env::split_paths(&path).any(|dir| dir.join(program).is_file()) {
+        Ok(())
+    } else {
+        Err("not found on PATH".to_owned())
+    }
+}
+
+/// A plain command line (no shell syntax) split into program and arguments.
+fn plain_words(line: &str) -> Option<Vec<String>> {
+    let special = |c: char| "|&;<>()$`\\\"'*?[]#~=%{}!".contains(c);
+    (!line.chars().any(special)).then(|| line.split_whitespace().map(str::to_owned).collect())
+}
 
 impl Connector for StandardConnector {
     fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>> {
         Box::pin(async move {
+            let headers: Vec<(&str, &str)> = spec
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
             match &spec.target {
-                Target::Command(line) => {
-                    Transport::child_shell(line, StderrMode::Inherit).map_err(|e| e.to_string())
-                }
+                Target::Exec { program, args } => start(spec, program, args),
+                Target::Command(line) => match plain_words(line).as_deref() {
+                    Some([program, args @ ..]) => start(spec, program, args),
+                    _ => {
+                        Transport::child_shell(line, StderrMode::Inherit).map_err(|e| e.to_string())
+                    }
+                },
                 Target::WebSocket(url) => {
-                    mcpl_rpc::transport::ws::connect(url, &[], Limits::default())
+                    mcpl_rpc::transport::ws::connect(url, &headers, Limits::default())
                         .await
-                        .map_err(|e| e.to_string())
+                        .map_err(|e| format!("cannot connect to {url}: {e}"))
                 }
                 Target::Http(url) => {
-                    mcpl_rpc::transport::http::connect(url, &[], Limits::default())
-                        .map_err(|e| e.to_string())
+                    mcpl_rpc::transport::http::connect(url, &headers, Limits::default())
+                        .map_err(|e| format!("cannot connect to {url}: {e}"))
                 }
                 Target::Embedded => Err("this build has no embedded server".to_owned()),
             }

@@ -5,7 +5,7 @@ use mcpl_protocol::rfc014::Presence;
 use serde_json::Value;
 
 use super::meta::{LookQuery, Plan};
-use super::notice::{quote, shown_key};
+use super::notice::{quote, shown_key, title};
 use super::render::{self, first_sentence};
 use super::window::{AgentId, WindowItem};
 use super::{LinkState, META_ACT, META_LOOK, Presenter};
@@ -64,7 +64,7 @@ impl Presenter {
                             format!("opened {key}")
                         };
                         if let Some(t) = v.get("title").and_then(Value::as_str) {
-                            text.push_str(&format!(", titled by {}", quote(server, t)));
+                            text.push_str(&format!(" ({})", title(server, t)));
                         }
                         if !content.is_empty() {
                             text.push_str(&format!("\n{content}"));
@@ -113,7 +113,7 @@ impl Presenter {
         if query.server.is_none() && query.tool.is_none() {
             for (id, state) in &self.links {
                 if *state != LinkState::Up && !servers.contains(id) {
-                    lines.push(format!("server `{id}`: {state}"));
+                    lines.push(format!("server \"{id}\": {state}"));
                 }
             }
         }
@@ -146,7 +146,7 @@ impl Presenter {
                 let mut line = format!("- toolset `{ts}`");
                 if let Some(d) = snap.declared().get(ts) {
                     if let Some(t) = &d.title {
-                        line.push_str(&format!(" ({})", quote(id, t)));
+                        line.push_str(&format!(" ({})", title(id, t)));
                     }
                 } else {
                     line.push_str(" (kept by the host)");

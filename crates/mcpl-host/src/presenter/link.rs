@@ -40,7 +40,7 @@ impl std::fmt::Display for LinkState {
                 retry_in,
             } => write!(
                 f,
-                "down: {error}; retry {} in {} ms",
+                "down ({error}); retry {} in {} ms",
                 attempt + 1,
                 retry_in.as_millis()
             ),
@@ -101,7 +101,7 @@ mod tests {
         };
         assert_eq!(
             down.to_string(),
-            "down: connection closed; retry 3 in 400 ms"
+            "down (connection closed); retry 3 in 400 ms"
         );
         assert_eq!(
             LinkState::Connecting { attempt: 3 }.to_string(),

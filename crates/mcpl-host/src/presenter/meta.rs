@@ -261,6 +261,16 @@ impl Presenter {
         let tool_sel = selector(&args, "tool")?;
         match tool {
             META_LOOK => {
+                if let Some(s) = &server {
+                    if self.snapshot(s).is_none() && self.link(s).is_none() {
+                        let mut known: Vec<String> =
+                            self.servers().into_iter().map(str::to_owned).collect();
+                        known.extend(self.linked().into_iter().map(str::to_owned));
+                        known.sort();
+                        known.dedup();
+                        return Err(format!("no server `{s}`; servers: {}", list(&known)));
+                    }
+                }
                 let servers = match &server {
                     Some(s) => vec![s.clone()],
                     None => self.presenting(),

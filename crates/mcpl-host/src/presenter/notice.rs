@@ -27,6 +27,12 @@ pub(super) fn quote(server: &str, text: &str) -> String {
     format!("{server} says {q}")
 }
 
+/// A server-written title, attributed (H54): `cells calls it "Cells g1"`.
+pub(super) fn title(server: &str, title: &str) -> String {
+    let q = serde_json::to_string(cut(title, MAX_QUOTE)).unwrap_or_default();
+    format!("{server} calls it {q}")
+}
+
 /// The identity of a tool's effective definition in one place (H75).
 pub(super) fn shown_key(
     server: &str,
@@ -152,7 +158,7 @@ fn render_change(
             } => {
                 let mut line = format!("- {} is open", key_text(toolset, instance.as_deref()));
                 if let Some(t) = title {
-                    line.push_str(&format!(", titled by {}", quote(server, t)));
+                    line.push_str(&format!(" ({})", self::title(server, t)));
                 }
                 lines.push(line);
                 marks
@@ -218,9 +224,9 @@ fn render_change(
                 instance,
                 title,
             } => lines.push(format!(
-                "- {} is now titled by {}",
+                "- {} is renamed ({})",
                 key_text(toolset, instance.as_deref()),
-                quote(server, title)
+                self::title(server, title)
             )),
             ChangeItem::Visibility {
                 tool,

@@ -211,10 +211,7 @@ impl Cutter {
     pub fn specs(names: &[&str]) -> Vec<ServerSpec> {
         names
             .iter()
-            .map(|n| ServerSpec {
-                name: (*n).to_owned(),
-                target: Target::Embedded,
-            })
+            .map(|n| ServerSpec::new(*n, Target::Embedded))
             .collect()
     }
 }

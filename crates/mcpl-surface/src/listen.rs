@@ -1,0 +1,1 @@
+//! Serving plain clients over Streamable HTTP.
