@@ -216,16 +216,16 @@ fn h28_a_killed_arcade_process_is_restarted_and_its_lost_game_told_once_without_
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(told.contains("connection lost"), "{told}");
+    assert!(told.contains("connection to `arcade` lost"), "{told}");
     assert_eq!(
-        told.matches("go/g ended while the connection was down")
+        told.matches("`go`/`g` ended while the connection was down")
             .count(),
         1,
         "{told}"
     );
     // Nothing was re-opened: the new arcade has no game, and saying so again is not repeated.
     let (text, _) = p.call("toolsets_look", serde_json::json!({"toolset": "go"}));
-    assert!(text.contains("not open"), "{text}");
+    assert!(text.contains("`go` (arcade calls it \"Go\"): closed"), "{text}");
     assert!(!text.contains("ended while"), "{text}");
     assert_eq!(p.tools(), tools);
     let _ = std::fs::remove_dir_all(&dir);

@@ -5,7 +5,7 @@ use mcpl_protocol::rfc014::Presence;
 use serde_json::Value;
 
 use super::meta::{LookQuery, Plan};
-use super::notice::{quote, shown_key, title};
+use super::notice::{quote, quote_content, shown_key, title};
 use super::render::{self, first_sentence};
 use super::window::{AgentId, WindowItem};
 use super::{LinkState, META_ACT, META_LOOK, Presenter};
@@ -298,7 +298,7 @@ fn content_text(server: &str, v: &Value) -> String {
             blocks
                 .iter()
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .map(|t| quote(server, t))
+                .map(|t| quote_content(server, t))
                 .collect::<Vec<_>>()
                 .join("\n")
         })

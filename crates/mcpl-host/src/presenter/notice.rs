@@ -21,9 +21,27 @@ pub(super) fn key_text(toolset: &str, instance: Option<&str>) -> String {
     }
 }
 
-/// Server-written text, quoted and attributed (H54, §10).
+/// Server-written text, quoted and attributed (H54, §10): one line as a JSON string,
+/// several lines as a quoted block (`> ` before each line), so a board or a table stays
+/// readable and still cannot pass for the host's own words.
 pub(super) fn quote(server: &str, text: &str) -> String {
-    let q = serde_json::to_string(cut(text, MAX_QUOTE)).unwrap_or_default();
+    quote_within(server, text, MAX_QUOTE)
+}
+
+/// [`quote`] for content the agent needs whole (a result's or an event's text), bounded
+/// by the JSON bound instead of the short quote's.
+pub(super) fn quote_content(server: &str, text: &str) -> String {
+    quote_within(server, text, render::MAX_JSON)
+}
+
+fn quote_within(server: &str, text: &str, max: usize) -> String {
+    let text = cut(text, max);
+    let text = text.trim_end_matches('\n');
+    if text.contains('\n') {
+        let lines: Vec<String> = text.lines().map(|l| format!("> {l}")).collect();
+        return format!("{server} says:\n{}", lines.join("\n"));
+    }
+    let q = serde_json::to_string(text).unwrap_or_default();
     format!("{server} says {q}")
 }
 
@@ -70,7 +88,7 @@ pub fn event_line(server: &str, params: &Value) -> String {
         }
         render::json(&shown)
     } else {
-        quote(server, &texts.join("\n"))
+        quote_content(server, &texts.join("\n"))
     };
     format!("event from {server}{at}: {body}")
 }
