@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::connector::Connector;
-use crate::spec::ServerSpec;
+use crate::spec::{ServerSpec, Target};
 
 /// Where a backing server's connection stands.
 pub type LinkStatus = LinkState;
@@ -27,8 +27,11 @@ pub type LinkStatus = LinkState;
 /// Link timing: how long requests wait and how the reconnect backoff grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkTiming {
-    /// How long the handshake and each controller request may take.
+    /// How long the handshake and each `toolsets/*` or list request may take; an open or
+    /// close that takes longer is told as unconfirmed (its late result still applies).
     pub request_timeout: Duration,
+    /// How long a tool call may take before it is told as unconfirmed.
+    pub call_timeout: Duration,
     /// The first reconnect delay; it doubles per failed attempt.
     pub backoff_initial: Duration,
     /// The longest reconnect delay.
@@ -38,7 +41,8 @@ pub struct LinkTiming {
 impl Default for LinkTiming {
     fn default() -> Self {
         LinkTiming {
-            request_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(5),
+            call_timeout: Duration::from_secs(120),
             backoff_initial: Duration::from_millis(200),
             backoff_max: Duration::from_secs(10),
         }
@@ -167,6 +171,11 @@ pub(crate) async fn run(cx: LinkContext, spec: ServerSpec) {
                 let mut cfg = ControllerConfig::new(spec.name.clone(), cx.principal.clone());
                 cfg.manifest = session.manifest;
                 cfg.request_timeout = cx.timing.request_timeout;
+                cfg.call_timeout = Some(cx.timing.call_timeout);
+                if matches!(spec.target, Target::Http(_)) {
+                    // Responses and SSE streams are not mutually ordered: hold early revs.
+                    cfg.transport = mcpl_host::Transport::StreamableHttp;
+                }
                 match cx.host.add_server(cfg, session.peer, session.events).await {
                     Ok(conn) => {
                         attempt = 0;
@@ -207,6 +216,7 @@ mod tests {
     fn backoff_doubles_up_to_the_cap() {
         let t = LinkTiming {
             request_timeout: Duration::from_secs(1),
+            call_timeout: Duration::from_secs(1),
             backoff_initial: Duration::from_millis(100),
             backoff_max: Duration::from_millis(1000),
         };

@@ -273,6 +273,7 @@ pub async fn surface_for(
     let mut cfg = SurfaceConfig::new(Cutter::specs(names));
     cfg.timing = LinkTiming {
         request_timeout: Duration::from_secs(5),
+        call_timeout: Duration::from_secs(5),
         backoff_initial: Duration::from_millis(5),
         backoff_max: Duration::from_millis(40),
     };
