@@ -72,6 +72,9 @@ impl Default for HostPolicy {
     }
 }
 
+/// Marks a part of an answer whose marks were already committed.
+const NO_TOKEN: Token = 0;
+
 /// What the model reads for one of its tool calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
@@ -685,6 +688,10 @@ impl Task {
 
     /// Owed notices for an agent whose results are its window, in read order, while they fit
     /// in `room` bytes; stops at the first that does not (it waits for the next answer).
+    ///
+    /// Each counts as stored as soon as it is taken into the answer: the answer is the
+    /// agent's window, and the next notice is only handed out once the one before it is
+    /// stored (H46). An answer that then cannot be delivered means the client is gone.
     fn owed_text(&mut self, agent: &AgentId, room: &mut usize, out: &mut Vec<(Token, String)>) {
         while let Some(item) = self.pres.poll_window(agent) {
             if item.text.len() + 1 > *room {
@@ -693,7 +700,8 @@ impl Task {
                 return;
             }
             *room -= item.text.len() + 1;
-            out.push((item.token, item.text));
+            self.pres.stored(agent, item.token);
+            out.push((NO_TOKEN, item.text));
         }
     }
 
@@ -736,7 +744,7 @@ impl Task {
             text = format!("{text}\n{p}");
         }
         let delivered = reply.send(Answer { text, is_error }).is_ok();
-        for (token, _) in parts {
+        for (token, _) in parts.into_iter().filter(|(t, _)| *t != NO_TOKEN) {
             if delivered {
                 self.pres.stored(agent, token);
             } else {
@@ -792,9 +800,12 @@ impl Task {
         match self.pres.take(&agent, server, pending, Some(room)) {
             Some(item) => {
                 room = room.saturating_sub(item.text.len() + 1);
-                parts.push((item.token, item.text));
                 if inline {
+                    self.pres.stored(&agent, item.token);
+                    parts.push((NO_TOKEN, item.text));
                     self.owed_text(&agent, &mut room, &mut parts);
+                } else {
+                    parts.push((item.token, item.text));
                 }
             }
             // Did not fit (H84) or nothing to tell: the rest waits for the next answer.
@@ -818,10 +829,19 @@ impl Task {
         };
         for l in done {
             let item = self.pres.look(&l.agent, &l.query, &l.unreachable);
-            // The look's own text leads; its marks commit with the rest (H51).
-            let mut parts = vec![(item.token, String::new())];
+            // The look's own text leads. For an agent whose results are its window, what the
+            // look restated counts as shown before the news after it is rendered, so the
+            // news does not repeat it (H51).
+            let mut parts = Vec::new();
             if self.inline(&l.agent) {
-                let mut room = self.room(&item.text);
+                self.pres.stored(&l.agent, item.token);
+            } else {
+                parts.push((item.token, String::new()));
+            }
+            if self.inline(&l.agent) {
+                // Look is how such an agent asks for its news: it carries all of it (the
+                // inline cap guards tool results, H84; here nothing is cut, H88).
+                let mut room = usize::MAX;
                 self.owed_text(&l.agent, &mut room, &mut parts);
             }
             self.deliver(&l.agent, l.reply, item.text, false, parts);

@@ -10,8 +10,7 @@ use mcpl_rpc::Transport;
 use mcpl_server::Principal;
 use mcpl_surface::listen::ListenConfig;
 use mcpl_surface::{
-    BoxFuture, Connector, FileConfig, ServerSpec, StandardConnector, Surface, SurfaceConfig,
-    Target,
+    BoxFuture, Connector, FileConfig, ServerSpec, StandardConnector, Surface, SurfaceConfig, Target,
 };
 use tokio::task::JoinHandle;
 
@@ -110,7 +109,10 @@ fn surface_config(opts: &Options) -> anyhow::Result<SurfaceConfig> {
     if !opts.servers.is_empty() || servers.is_empty() {
         for spec in ServerSpec::parse_all(&opts.servers)? {
             if servers.iter().any(|s| s.name == spec.name) {
-                anyhow::bail!("server name `{}` is used twice (config file and --server)", spec.name);
+                anyhow::bail!(
+                    "server name `{}` is used twice (config file and --server)",
+                    spec.name
+                );
             }
             servers.push(spec);
         }
