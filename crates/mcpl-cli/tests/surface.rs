@@ -437,3 +437,25 @@ fn a_config_with_an_unset_variable_is_refused_at_start_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn a_dead_http_backend_is_shown_down_with_its_cause_not_as_connected() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let config = temp_file(
+        "dead.json",
+        &serde_json::json!({"mcpServers": {"web": {"url": url}}}).to_string(),
+    );
+    let mut p = Proc::start(&["surface", "--config", config.to_str().expect("utf-8")]);
+    let (text, _) = p.call("toolsets_look", serde_json::json!({}));
+    assert!(
+        text.contains(&format!(
+            "server \"web\": down (cannot connect to {url}: Connection refused)"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("-32603"), "{text}");
+}

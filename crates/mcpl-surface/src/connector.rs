@@ -75,6 +75,35 @@ fn find(spec: &ServerSpec, program: &str) -> Result<(), String> {
     }
 }
 
+/// Opens (and drops) a TCP connection to an `http(s)://` URL's host and port.
+async fn reachable(url: &str) -> Result<(), String> {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    let addr = if has_port {
+        authority.to_owned()
+    } else {
+        let port = if scheme.eq_ignore_ascii_case("https") {
+            443
+        } else {
+            80
+        };
+        format!("{authority}:{port}")
+    };
+    let addr = addr.replace(['[', ']'], "");
+    let target = match addr.rsplit_once(':') {
+        Some((host, port)) if host.contains(':') => format!("[{host}]:{port}"),
+        _ => addr,
+    };
+    tokio::net::TcpStream::connect(&target)
+        .await
+        .map(drop)
+        .map_err(|e| format!("cannot connect to {url}: {}", os_text(&e)))
+}
+
 /// A plain command line (no shell syntax) split into program and arguments.
 fn plain_words(line: &str) -> Option<Vec<String>> {
     let special = |c: char| "|&;<>()$`\\\"'*?[]#~=%{}!".contains(c);
@@ -103,6 +132,9 @@ impl Connector for StandardConnector {
                         .map_err(|e| format!("cannot connect to {url}: {e}"))
                 }
                 Target::Http(url) => {
+                    // Streamable HTTP connects lazily; reach the address first, so a dead
+                    // server is named as unreachable, with the cause, not as a server error.
+                    reachable(url).await?;
                     mcpl_rpc::transport::http::connect(url, &headers, Limits::default())
                         .map_err(|e| format!("cannot connect to {url}: {e}"))
                 }

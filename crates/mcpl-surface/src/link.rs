@@ -113,7 +113,14 @@ async fn handshake(
         Ok(a) => a,
         Err(e) => {
             peer.close().await;
-            return Err(format!("initialize failed: {e}"));
+            let closed = matches!(e, mcpl_rpc::RpcError::Closed { .. })
+                || e.to_string().contains("connection closed");
+            return Err(match &spec.target {
+                Target::Command(_) | Target::Exec { .. } if closed => {
+                    "the process ended before answering `initialize`".to_owned()
+                }
+                _ => format!("initialize failed: {e}"),
+            });
         }
     };
     let init: InitializeResult = serde_json::from_value(answer.value)
