@@ -459,3 +459,26 @@ fn a_dead_http_backend_is_shown_down_with_its_cause_not_as_connected() {
     );
     assert!(!text.contains("-32603"), "{text}");
 }
+
+#[test]
+fn h51_h83_a_look_counts_what_it_restated_as_shown_and_news_follows_the_answer_text() {
+    let mut p = Proc::start(&["surface"]);
+    let (text, err) = p.call("toolsets_look", serde_json::json!({}));
+    assert!(!err, "{text}");
+    // The catalog leads with first sentences; the news after it (H83: after the answer's own
+    // text) does not repeat what the look just showed (H51).
+    let catalog_end = text
+        .find("Toolset update from")
+        .expect("news after the catalog");
+    let catalog = &text[..catalog_end];
+    assert!(
+        catalog.contains("standings(): arcade says \"Show the wins and losses of every player.\""),
+        "{text}"
+    );
+    let told = news(&text);
+    assert!(
+        told.contains("- `standings` in `lobby` is available"),
+        "{text}"
+    );
+    assert!(!told.contains("Show the wins and losses"), "{text}");
+}
