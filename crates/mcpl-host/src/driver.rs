@@ -471,7 +471,7 @@ impl Task {
         let plan = match self.pres.plan(tool, args) {
             Ok(p) => p,
             Err(refusal) => {
-                self.reply(&agent, reply, refusal, true, None);
+                self.reply(&agent, reply, refusal.to_string(), true, None);
                 return;
             }
         };

@@ -17,6 +17,7 @@ mod meta;
 mod notice;
 mod projection;
 mod queue;
+mod refusal;
 pub mod render;
 mod window;
 
@@ -35,6 +36,7 @@ pub use meta::{LookQuery, Plan};
 pub use notice::event_line;
 pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
+pub use refusal::{Refusal, Wanted};
 pub use window::{AgentId, WindowItem};
 
 /// The bound on one notice's length, in bytes (H73).
