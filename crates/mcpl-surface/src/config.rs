@@ -27,6 +27,11 @@ use serde_json::{Map, Value};
 use crate::error::Error;
 use crate::spec::{ServerSpec, Target, check_name};
 
+/// What is wrong with a config file, naming the server and key; the `Display` is the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigProblem(pub String);
+
 /// What a config file sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileConfig {
@@ -45,12 +50,19 @@ impl FileConfig {
         })?;
         FileConfig::parse(&text, |v| std::env::var(v).ok()).map_err(|why| Error::Config {
             path: path.to_owned(),
-            why,
+            why: why.0,
         })
     }
 
     /// Parses a config file's text; `var` looks up `${VAR}` values.
-    pub fn parse(text: &str, var: impl Fn(&str) -> Option<String>) -> Result<FileConfig, String> {
+    pub fn parse(
+        text: &str,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<FileConfig, ConfigProblem> {
+        FileConfig::read(text, var).map_err(ConfigProblem)
+    }
+
+    fn read(text: &str, var: impl Fn(&str) -> Option<String>) -> Result<FileConfig, String> {
         let root: Value =
             serde_json::from_str(text).map_err(|e| format!("it is not valid JSON: {e}"))?;
         let root = root.as_object().ok_or("the top level must be an object")?;
@@ -246,7 +258,7 @@ mod tests {
     fn an_unset_variable_is_an_error_naming_it_never_an_empty_value() {
         let text = r#"{"mcpServers": {"games": {"url": "http://h/mcp",
             "headers": {"Authorization": "Bearer ${MISSING_TOKEN}"}}}}"#;
-        let err = FileConfig::parse(text, env).unwrap_err();
+        let err = FileConfig::parse(text, env).unwrap_err().to_string();
         assert!(
             err.contains("MISSING_TOKEN") && err.contains("not set"),
             "{err}"
@@ -280,7 +292,7 @@ mod tests {
                 "inlineCap",
             ),
         ] {
-            let err = FileConfig::parse(text, env).unwrap_err();
+            let err = FileConfig::parse(text, env).unwrap_err().to_string();
             assert!(err.contains(want), "{text}: {err}");
         }
     }

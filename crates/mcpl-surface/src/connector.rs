@@ -17,11 +17,43 @@ use crate::spec::{ServerSpec, Target};
 /// A boxed future, for object-safe async trait methods.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Why a backing server could not be reached; the `Display` is what look shows the agent
+/// while the server is down.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The program could not be started.
+    #[error("cannot start \"{program}\": {why}")]
+    CannotStart {
+        /// The program as configured.
+        program: String,
+        /// The operating system's reason.
+        why: String,
+    },
+    /// The address could not be reached.
+    #[error("cannot connect to {url}: {why}")]
+    Unreachable {
+        /// The URL as configured.
+        url: String,
+        /// The cause.
+        why: String,
+    },
+    /// The connector has no way to reach this kind of target.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Opening the transport failed otherwise.
+    #[error("{0}")]
+    Transport(String),
+}
+
 /// Opens a transport to a backing server; called again for every reconnect.
 pub trait Connector: Send + Sync + 'static {
     /// A fresh transport to `spec`, or why there is none (shown to the agent while the
     /// server is down).
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>>;
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>>;
 }
 
 /// Reaches programs, command lines (stderr passed through), `ws://` and `http://` URLs.
@@ -38,7 +70,7 @@ fn os_text(e: &std::io::Error) -> String {
 }
 
 /// Starts `program` directly, so a missing program is named (a shell would only exit).
-fn start(spec: &ServerSpec, program: &str, args: &[String]) -> Result<Transport, String> {
+fn start(spec: &ServerSpec, program: &str, args: &[String]) -> Result<Transport, ConnectError> {
     let mut command = tokio::process::Command::new(program);
     command.args(args);
     for (k, v) in &spec.env {
@@ -47,8 +79,12 @@ fn start(spec: &ServerSpec, program: &str, args: &[String]) -> Result<Transport,
     if let Some(dir) = &spec.cwd {
         command.current_dir(dir);
     }
-    find(spec, program).map_err(|e| format!("cannot start \"{program}\": {e}"))?;
-    Transport::child(command, StderrMode::Inherit, Limits::default()).map_err(|e| e.to_string())
+    find(spec, program).map_err(|why| ConnectError::CannotStart {
+        program: program.to_owned(),
+        why,
+    })?;
+    Transport::child(command, StderrMode::Inherit, Limits::default())
+        .map_err(|e| ConnectError::Transport(e.to_string()))
 }
 
 /// Checks that `program` can be started: a path must exist, a bare name must be on `PATH`
@@ -76,7 +112,7 @@ fn find(spec: &ServerSpec, program: &str) -> Result<(), String> {
 }
 
 /// Opens (and drops) a TCP connection to an `http(s)://` URL's host and port.
-async fn reachable(url: &str) -> Result<(), String> {
+async fn reachable(url: &str) -> Result<(), ConnectError> {
     let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
@@ -101,7 +137,10 @@ async fn reachable(url: &str) -> Result<(), String> {
     tokio::net::TcpStream::connect(&target)
         .await
         .map(drop)
-        .map_err(|e| format!("cannot connect to {url}: {}", os_text(&e)))
+        .map_err(|e| ConnectError::Unreachable {
+            url: url.to_owned(),
+            why: os_text(&e),
+        })
 }
 
 /// A plain command line (no shell syntax) split into program and arguments.
@@ -111,7 +150,10 @@ fn plain_words(line: &str) -> Option<Vec<String>> {
 }
 
 impl Connector for StandardConnector {
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>> {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
         Box::pin(async move {
             let headers: Vec<(&str, &str)> = spec
                 .headers
@@ -122,23 +164,31 @@ impl Connector for StandardConnector {
                 Target::Exec { program, args } => start(spec, program, args),
                 Target::Command(line) => match plain_words(line).as_deref() {
                     Some([program, args @ ..]) => start(spec, program, args),
-                    _ => {
-                        Transport::child_shell(line, StderrMode::Inherit).map_err(|e| e.to_string())
-                    }
+                    _ => Transport::child_shell(line, StderrMode::Inherit)
+                        .map_err(|e| ConnectError::Transport(e.to_string())),
                 },
                 Target::WebSocket(url) => {
                     mcpl_rpc::transport::ws::connect(url, &headers, Limits::default())
                         .await
-                        .map_err(|e| format!("cannot connect to {url}: {e}"))
+                        .map_err(|e| ConnectError::Unreachable {
+                            url: url.clone(),
+                            why: e.to_string(),
+                        })
                 }
                 Target::Http(url) => {
                     // Streamable HTTP connects lazily; reach the address first, so a dead
                     // server is named as unreachable, with the cause, not as a server error.
                     reachable(url).await?;
-                    mcpl_rpc::transport::http::connect(url, &headers, Limits::default())
-                        .map_err(|e| format!("cannot connect to {url}: {e}"))
+                    mcpl_rpc::transport::http::connect(url, &headers, Limits::default()).map_err(
+                        |e| ConnectError::Unreachable {
+                            url: url.clone(),
+                            why: e.to_string(),
+                        },
+                    )
                 }
-                Target::Embedded => Err("this build has no embedded server".to_owned()),
+                Target::Embedded => Err(ConnectError::Unsupported(
+                    "this build has no embedded server".to_owned(),
+                )),
             }
         })
     }

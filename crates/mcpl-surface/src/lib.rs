@@ -44,8 +44,8 @@ pub mod meter;
 pub mod spec;
 mod surface;
 
-pub use config::FileConfig;
-pub use connector::{BoxFuture, Connector, StandardConnector};
+pub use config::{ConfigProblem, FileConfig};
+pub use connector::{BoxFuture, ConnectError, Connector, StandardConnector};
 pub use error::Error;
 pub use link::{LinkStatus, LinkTiming};
 pub use mcpl_host::driver::DEFAULT_INLINE_CAP;

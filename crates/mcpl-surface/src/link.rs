@@ -100,7 +100,7 @@ async fn handshake(
     spec: &ServerSpec,
     timing: LinkTiming,
 ) -> Result<Session, String> {
-    let transport = connector.connect(spec).await?;
+    let transport = connector.connect(spec).await.map_err(|e| e.to_string())?;
     let (peer, events) = Peer::start(transport, PeerConfig::default());
     let options = RequestOptions::timeout(timing.request_timeout);
     let info = Implementation::new("mcpl-surface", env!("CARGO_PKG_VERSION"));

@@ -10,7 +10,8 @@ use mcpl_rpc::Transport;
 use mcpl_server::Principal;
 use mcpl_surface::listen::ListenConfig;
 use mcpl_surface::{
-    BoxFuture, Connector, FileConfig, ServerSpec, StandardConnector, Surface, SurfaceConfig, Target,
+    BoxFuture, ConnectError, Connector, FileConfig, ServerSpec, StandardConnector, Surface,
+    SurfaceConfig, Target,
 };
 use tokio::task::JoinHandle;
 
@@ -46,19 +47,24 @@ impl EmbeddedConnector {
         }
     }
 
-    fn arcade(&self) -> Result<Arc<ArcadeServer>, String> {
+    fn arcade(&self) -> Result<Arc<ArcadeServer>, ConnectError> {
         let mut slot = self.arcade.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(a) = &*slot {
             return Ok(a.clone());
         }
-        let a = Arc::new(mcpl_arcade::start(self.config).map_err(|e| e.to_string())?);
+        let a = Arc::new(
+            mcpl_arcade::start(self.config).map_err(|e| ConnectError::Transport(e.to_string()))?,
+        );
         *slot = Some(a.clone());
         Ok(a)
     }
 }
 
 impl Connector for EmbeddedConnector {
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>> {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
         if spec.target != Target::Embedded {
             return StandardConnector.connect(spec);
         }

@@ -15,7 +15,9 @@ use mcpl_server::{
     Context, Declarations, Event, OpenReply, Principal, Server, ServerConfig, ToolDef, ToolsetDef,
     Update, WallClock,
 };
-use mcpl_surface::{BoxFuture, Connector, LinkTiming, ServerSpec, Surface, SurfaceConfig, Target};
+use mcpl_surface::{
+    BoxFuture, ConnectError, Connector, LinkTiming, ServerSpec, Surface, SurfaceConfig, Target,
+};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
@@ -217,7 +219,10 @@ impl Cutter {
 }
 
 impl Connector for Cutter {
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>> {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
         Box::pin(async move {
             if self
                 .refuse
@@ -227,7 +232,7 @@ impl Connector for Cutter {
                 .copied()
                 .unwrap_or(false)
             {
-                return Err("connection refused".to_owned());
+                return Err(ConnectError::Transport("connection refused".to_owned()));
             }
             let (rt, _) = self
                 .servers
@@ -235,7 +240,7 @@ impl Connector for Cutter {
                 .unwrap()
                 .get(&spec.name)
                 .cloned()
-                .ok_or("no such server")?;
+                .ok_or_else(|| ConnectError::Unsupported("no such server".to_owned()))?;
             *self
                 .connects
                 .lock()
