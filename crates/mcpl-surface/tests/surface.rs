@@ -490,3 +490,39 @@ async fn s8_6_an_mcpl_client_that_never_grants_push_events_gets_log_messages() {
     .await;
     assert!(matches!(e, Event::Notification { .. }), "{e:?}");
 }
+
+#[tokio::test]
+async fn h61_h82_a_call_in_flight_at_a_cut_is_told_unknown_and_never_sent_again() {
+    let cutter = Cutter::with(&["cells"]);
+    cutter.add_static("cells", "stall");
+    let (surface, client) = surface(&cutter, &["cells"]).await;
+    let call = tokio::spawn({
+        let peer = client.peer.clone();
+        async move {
+            peer.request_value(
+                "tools/call",
+                Some(json!({"name": "stall", "arguments": {}})),
+                mcpl_rpc::RequestOptions::timeout(Duration::from_secs(20)),
+            )
+            .await
+            .expect("an answer")
+            .value
+        }
+    });
+    while cutter.app("cells").stalls.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    cutter.cut("cells");
+    let answer = call.await.expect("the call task");
+    let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(answer["isError"], json!(true), "{answer}");
+    assert!(
+        text.contains("outcome unknown: the call was sent to `cells` but no answer came; check the state with toolsets_look"),
+        "{text}"
+    );
+    surface.wait_connected("cells", 2).await;
+    let (text, _) = client.call("toolsets_look", json!({})).await;
+    assert!(text.contains("`cells` reconnected"), "{text}");
+    // Nothing sent it again on its own.
+    assert_eq!(cutter.app("cells").stalls.load(Ordering::SeqCst), 1);
+}

@@ -27,6 +27,8 @@ pub struct Cells {
     games: Mutex<HashMap<String, Vec<String>>>,
     /// How many `toolsets/open` reached the app.
     pub opens: AtomicUsize,
+    /// How many calls of `stall` (a static tool that never answers) reached the app.
+    pub stalls: AtomicUsize,
 }
 
 fn play_def(cells: &[String]) -> Tool {
@@ -61,6 +63,11 @@ impl App for Cells {
     ) -> CallToolResult {
         match tool {
             "hello" => CallToolResult::text("hello from the cells server"),
+            "stall" => {
+                self.stalls.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                CallToolResult::text("too late")
+            }
             "board" => {
                 let name = ctx.instance().map(|i| i.to_string()).unwrap_or_default();
                 let games = self.games.lock().unwrap();
@@ -147,6 +154,7 @@ pub fn cells_runtime() -> (Runtime<Cells>, Arc<Cells>) {
         handle: handle.clone(),
         games: Mutex::default(),
         opens: AtomicUsize::new(0),
+        stalls: AtomicUsize::new(0),
     };
     let runtime = Runtime::new(handle, cells);
     let app = runtime.app().clone();
