@@ -82,6 +82,12 @@ pub struct Answer {
     pub text: String,
     /// True when the call was refused, failed, or its outcome is unknown.
     pub is_error: bool,
+    /// What the answer carries after the outcome (changes, news), empty when nothing; the
+    /// end of [`text`](Self::text).
+    pub news: String,
+    /// The server's own tool result, for a call that was answered (an embedder may pass its
+    /// content blocks on as they are and add [`news`](Self::news) as the last block, H83).
+    pub result: Option<Value>,
 }
 
 /// A live connection added with [`Host::add_server`].
@@ -721,7 +727,7 @@ impl Task {
             let mut room = self.room(&text);
             self.owed_text(agent, &mut room, &mut parts);
         }
-        self.deliver(agent, reply, text, is_error, parts);
+        self.deliver(agent, reply, text, is_error, parts, None);
     }
 
     fn room(&self, text: &str) -> usize {
@@ -736,14 +742,29 @@ impl Task {
         &mut self,
         agent: &AgentId,
         reply: oneshot::Sender<Answer>,
-        mut text: String,
+        text: String,
         is_error: bool,
         parts: Vec<(Token, String)>,
+        result: Option<Value>,
     ) {
-        for (_, p) in parts.iter().filter(|(_, p)| !p.is_empty()) {
-            text = format!("{text}\n{p}");
-        }
-        let delivered = reply.send(Answer { text, is_error }).is_ok();
+        let news = parts
+            .iter()
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(_, p)| p.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let text = if news.is_empty() {
+            text
+        } else {
+            format!("{text}\n{news}")
+        };
+        let answer = Answer {
+            text,
+            is_error,
+            news,
+            result,
+        };
+        let delivered = reply.send(answer).is_ok();
         for (token, _) in parts.into_iter().filter(|(t, _)| *t != NO_TOKEN) {
             if delivered {
                 self.pres.stored(agent, token);
@@ -783,12 +804,16 @@ impl Task {
             }
             _ => true,
         };
+        let result = match (outcome, &plan) {
+            (Outcome::Result(v), Plan::Act { .. } | Plan::Call { .. }) => Some(v.clone()),
+            _ => None,
+        };
         let inline = self.inline(&agent);
         let mut room = self.room(&text);
         let mut parts = Vec::new();
         if !carries {
             self.pres.release(&agent, server, pending);
-            return self.deliver(&agent, reply, text, is_error, parts);
+            return self.deliver(&agent, reply, text, is_error, parts, result);
         }
         // In read order: what was owed before this result's change, the change (H83, H84),
         // then what came after.
@@ -816,7 +841,7 @@ impl Task {
                 }
             }
         }
-        self.deliver(&agent, reply, text, is_error, parts);
+        self.deliver(&agent, reply, text, is_error, parts, result);
     }
 
     fn finish_looks(&mut self) {
@@ -844,7 +869,7 @@ impl Task {
                 let mut room = usize::MAX;
                 self.owed_text(&l.agent, &mut room, &mut parts);
             }
-            self.deliver(&l.agent, l.reply, item.text, false, parts);
+            self.deliver(&l.agent, l.reply, item.text, false, parts, None);
         }
     }
 }

@@ -13,15 +13,15 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use mcpl_host::controller::PushEvent;
-use mcpl_host::driver::{Agent, Host};
+use mcpl_host::driver::{Agent, Answer, Host};
 use mcpl_host::presenter::{
     AgentId, LinkState, META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter, WindowItem,
     event_line,
 };
 use mcpl_protocol::jsonrpc::{Message, Request, RequestId};
 use mcpl_protocol::mcp::{
-    CallToolParams, CallToolResult, Implementation, InitializeParams, InitializeResult,
-    ServerCapabilities, ToolsCapability, ToolsListResult,
+    CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams,
+    InitializeResult, ServerCapabilities, ToolsCapability, ToolsListResult,
 };
 use mcpl_protocol::mcpl::{FeatureSet, FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::methods;
@@ -344,9 +344,30 @@ async fn tools_call(
     }
     let args = Value::Object(params.arguments.unwrap_or_default());
     let result = match shared.host.ask(agent, &name, args).await {
-        Ok(answer) if answer.is_error => CallToolResult::error(answer.text),
-        Ok(answer) => CallToolResult::text(answer.text),
+        Ok(answer) => result_of(answer),
         Err(e) => CallToolResult::error(format!("the surface host stopped: {e}")),
     };
     let _ = responder.respond_with(&result);
+}
+
+/// The client's result: a server's own tool result keeps its content blocks (images,
+/// resources) and structured content, with the news as its last text block (H83); one made
+/// of structured content alone reads as its JSON text followed by the news (H85); every
+/// other answer is its text.
+fn result_of(answer: Answer) -> CallToolResult {
+    let own = answer
+        .result
+        .and_then(|v| serde_json::from_value::<CallToolResult>(v).ok())
+        .filter(|r| !r.content.is_empty());
+    match own {
+        Some(mut r) => {
+            r.meta = None; // hints are the host's, not the client's
+            if !answer.news.is_empty() {
+                r.content.push(ContentBlock::text(answer.news));
+            }
+            r
+        }
+        None if answer.is_error => CallToolResult::error(answer.text),
+        None => CallToolResult::text(answer.text),
+    }
 }

@@ -526,3 +526,40 @@ async fn h61_h82_a_call_in_flight_at_a_cut_is_told_unknown_and_never_sent_again(
     // Nothing sent it again on its own.
     assert_eq!(cutter.app("cells").stalls.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn h83_a_static_tool_result_keeps_its_blocks_and_structured_content_with_news_last() {
+    let cutter = Cutter::with(&["cells"]);
+    cutter.add_static("cells", "picture");
+    let (_surface, client) = surface(&cutter, &["cells"]).await;
+    // Something owed: the rival's move after ours comes as a push no call claims.
+    let (text, err) = client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    assert!(!err, "{text}");
+    let (text, err) = client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "args": {"cell": "c3"}}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    while !cutter.app("cells").rival_moved("g") {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let r = client
+        .request("tools/call", json!({"name": "picture", "arguments": {}}))
+        .await;
+    let blocks = r["content"].as_array().expect("content");
+    assert_eq!(blocks[0]["text"], "a picture of the board", "{r}");
+    assert_eq!(blocks[1]["type"], "image", "{r}");
+    assert_eq!(blocks[1]["mimeType"], "image/png", "{r}");
+    assert_eq!(r["structuredContent"], json!({"cells": 4}), "{r}");
+    // The news owed so far rides as the last block, after the server's own blocks.
+    let last = blocks.last().expect("a block")["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(last.contains("Rival took c0."), "{r}");
+    assert!(r.get("_meta").is_none(), "{r}");
+}

@@ -29,6 +29,8 @@ pub struct Cells {
     pub opens: AtomicUsize,
     /// How many calls of `stall` (a static tool that never answers) reached the app.
     pub stalls: AtomicUsize,
+    /// Games in which the rival has moved.
+    rival: Arc<Mutex<std::collections::HashSet<String>>>,
 }
 
 fn play_def(cells: &[String]) -> Tool {
@@ -63,6 +65,16 @@ impl App for Cells {
     ) -> CallToolResult {
         match tool {
             "hello" => CallToolResult::text("hello from the cells server"),
+            "picture" => {
+                let image = serde_json::from_value(
+                    json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+                )
+                .expect("an image block");
+                let mut r = CallToolResult::text("a picture of the board");
+                r.content.push(image);
+                r.structured_content = Some(json!({"cells": 4}));
+                r
+            }
             "stall" => {
                 self.stalls.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -94,6 +106,7 @@ impl App for Cells {
                 let left = free.clone();
                 {
                     let rt = self.handle.clone();
+                    let moved = self.rival.clone();
                     let principal = ctx.principal().clone();
                     tokio::spawn(async move {
                         // The rival moves after the player's move is committed.
@@ -114,12 +127,20 @@ impl App for Cells {
                         if let Err(e) = rt.apply(&principal, u) {
                             eprintln!("apply failed: {e}");
                         }
+                        moved.lock().unwrap().insert(name);
                     });
                 }
                 CallToolResult::text(format!("You took {cell}."))
             }
             other => CallToolResult::error(format!("unknown tool {other}")),
         }
+    }
+}
+
+impl Cells {
+    /// Whether the rival has answered a move in game `name`.
+    pub fn rival_moved(&self, name: &str) -> bool {
+        self.rival.lock().unwrap().contains(name)
     }
 }
 
@@ -155,6 +176,7 @@ pub fn cells_runtime() -> (Runtime<Cells>, Arc<Cells>) {
         games: Mutex::default(),
         opens: AtomicUsize::new(0),
         stalls: AtomicUsize::new(0),
+        rival: Arc::default(),
     };
     let runtime = Runtime::new(handle, cells);
     let app = runtime.app().clone();
