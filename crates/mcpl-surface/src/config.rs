@@ -25,7 +25,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-use crate::spec::{ServerSpec, Target, check_name};
+use mcpl_host::ServerName;
+
+use crate::spec::{ServerSpec, Target};
 
 /// What is wrong with a config file, naming the server and key; the `Display` is the text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,7 +103,7 @@ fn entry_spec(
     entry: &Value,
     var: &impl Fn(&str) -> Option<String>,
 ) -> Result<ServerSpec, String> {
-    check_name(name)?;
+    let name = ServerName::parse(name).map_err(|e| e.to_string())?;
     let entry = entry.as_object().ok_or("the entry must be an object")?;
     let text = |key: &str| -> Result<Option<String>, String> {
         match entry.get(key) {

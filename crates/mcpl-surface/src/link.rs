@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpl_host::ControllerConfig;
+use mcpl_host::ServerName;
 use mcpl_host::driver::Host;
 use mcpl_host::presenter::LinkState;
 use mcpl_protocol::mcp::{ClientCapabilities, Implementation, InitializeParams, InitializeResult};
@@ -67,7 +68,7 @@ pub(crate) struct LinkInfo {
 }
 
 /// Every link's state, by server name.
-pub(crate) type Links = Arc<Mutex<std::collections::BTreeMap<String, LinkInfo>>>;
+pub(crate) type Links = Arc<Mutex<std::collections::BTreeMap<ServerName, LinkInfo>>>;
 
 /// What a link task needs.
 pub(crate) struct LinkContext {
@@ -136,9 +137,9 @@ async fn handshake(
 }
 
 impl LinkContext {
-    fn set(&self, server: &str, status: LinkStatus, connected: bool) {
+    fn set(&self, server: &ServerName, status: LinkStatus, connected: bool) {
         if let Ok(mut links) = self.links.lock() {
-            let info = links.entry(server.to_owned()).or_insert(LinkInfo {
+            let info = links.entry(server.clone()).or_insert(LinkInfo {
                 status: status.clone(),
                 connects: 0,
             });

@@ -250,7 +250,7 @@ impl Controller {
         // H78: only the same server with toolHints still on keeps its state.
         let mut snap = match previous {
             Some(prev) if hinted && prev.server == config.server && prev.hinted => prev,
-            _ => Snapshot::default(),
+            _ => Snapshot::empty(config.server.clone(), config.principal.clone()),
         };
         snap.server = config.server.clone();
         snap.principal = config.principal.clone();
