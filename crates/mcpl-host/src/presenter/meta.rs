@@ -139,10 +139,13 @@ pub(super) fn meta_tools() -> Vec<Tool> {
 }
 
 /// H56: `null` is absent, a string is a value, anything else is refused by name.
-fn selector(args: &Map<String, Value>, key: &'static str) -> Result<Option<String>, Refusal> {
+fn selector<'a>(
+    args: &'a Map<String, Value>,
+    key: &'static str,
+) -> Result<Option<&'a str>, Refusal> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::String(s)) => Ok(Some(s)),
         Some(_) => Err(Refusal::NotAString { key }),
     }
 }
@@ -258,10 +261,10 @@ impl Presenter {
             _ => return self.plan_call(tool, args),
         }
         // H56: every selector is checked at entry, before any state is read.
-        let server = selector(&args, "server")?;
-        let toolset = selector(&args, "toolset")?;
-        let instance = selector(&args, "instance")?;
-        let tool_sel = selector(&args, "tool")?;
+        let server = selector(&args, "server")?.map(str::to_owned);
+        let toolset = selector(&args, "toolset")?.map(str::to_owned);
+        let instance = selector(&args, "instance")?.map(str::to_owned);
+        let tool_sel = selector(&args, "tool")?.map(str::to_owned);
         match tool {
             META_LOOK => {
                 let server = match server {
