@@ -27,7 +27,7 @@
 //! other stores); its `runtime()` is the SDK's
 //! `Runtime`, with `serve` for any transport and `serve_ws` for WebSocket with a
 //! bearer-token identity (`mcpl arcade --listen ADDR`). [`start_conformance`] adds the
-//! conformance suite's fixture contract (`mcpl_server::conformance_fixture`) beside the
+//! conformance suite's fixture contract (`mcpl_conformance_fixture`) beside the
 //! games, for `mcpl conformance server -- mcpl arcade --conformance`.
 //!
 //! # Layout

@@ -8,7 +8,7 @@ use mcpl_arcade::{ArcadeConfig, ArcadeServer, start, start_conformance};
 use mcpl_conformance::{BoxFuture, Connector, Options, Outcome, ServerTarget, run_server_suite};
 use mcpl_rpc::Transport;
 use mcpl_server::Principal;
-use mcpl_server::conformance_fixture as cf;
+use mcpl_conformance_fixture as cf;
 
 /// The vectors whose rule binds only the host: the server suite skips them.
 const HOST_ONLY: [&str; 8] = ["v12", "v19", "v20", "v21", "v24", "v25", "v35", "v36"];

@@ -1,10 +1,10 @@
-//! The fixture contract written on the project's server SDK (`mcpl_server::conformance_fixture`,
+//! The fixture contract written on the project's server SDK (`mcpl_conformance_fixture`,
 //! the module `mcpl arcade --conformance` uses too), run through the server suite: every
 //! server vector passes.
 
 use mcpl_conformance::{BoxFuture, Connector, Options, Outcome, ServerTarget, run_server_suite};
 use mcpl_rpc::Transport;
-use mcpl_server::conformance_fixture::{self as cf, Fixture};
+use mcpl_conformance_fixture::{self as cf, Fixture};
 use mcpl_server::driver::{Handle, Runtime};
 use mcpl_server::{Declarations, Principal, Server, ServerConfig, WallClock};
 use std::sync::Arc;

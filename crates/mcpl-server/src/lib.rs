@@ -161,13 +161,9 @@
 //! - `clock`: [`WallClock`] for timestamps without reading a clock.
 //! - [`driver`] (feature `tokio`): [`driver::App`], [`driver::Handle`] (pushes, catalog
 //!   changes, a [`driver::Relay`] to other replicas) and [`driver::Runtime`] (`serve`, `serve_stdio`, `serve_ws` with a token map).
-//! - [`conformance_fixture`] (feature `tokio`): the conformance suite's fixture contract, to
-//!   add beside a server's own tools (`mcpl arcade --conformance`).
 //! - `error`: [`Error`].
 
 mod clock;
-#[cfg(feature = "tokio")]
-pub mod conformance_fixture;
 mod context;
 mod decl;
 #[cfg(feature = "tokio")]
