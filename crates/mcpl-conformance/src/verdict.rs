@@ -5,8 +5,10 @@
 pub(crate) enum Verdict {
     /// The implementation broke the rule; the text names what it did.
     Fail(String),
-    /// The check cannot run against this implementation; the text says why.
-    Skip(String),
+    /// The rule needs what the target declares it lacks; the text says what.
+    NotApplicable(String),
+    /// The suite cannot execute this rule on this side yet; the text says what it lacks.
+    Uncovered(String),
 }
 
 /// The result of one step of a check.
@@ -28,11 +30,18 @@ macro_rules! ensure {
     };
 }
 
-/// Stops the check as skipped.
-macro_rules! skip {
+/// Stops the check as not applicable: only for what the target declares it lacks.
+macro_rules! not_applicable {
     ($($t:tt)*) => {
-        return Err($crate::verdict::Verdict::Skip(format!($($t)*)))
+        return Err($crate::verdict::Verdict::NotApplicable(format!($($t)*)))
     };
 }
 
-pub(crate) use {ensure, fail, skip};
+/// Stops the check as one the suite cannot execute yet.
+macro_rules! uncovered {
+    ($($t:tt)*) => {
+        return Err($crate::verdict::Verdict::Uncovered(format!($($t)*)))
+    };
+}
+
+pub(crate) use {ensure, fail, not_applicable, uncovered};

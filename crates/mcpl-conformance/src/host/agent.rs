@@ -19,6 +19,10 @@ pub(crate) const META_ACT: &str = "toolsets_act";
 /// The meta-tool that closes a toolset or instance.
 pub(crate) const META_CLOSE: &str = "toolsets_close";
 
+/// How long the agent waits for a meta-tool the server sits on (v35): longer than any host's
+/// own request timeout should be (the surface host's is 30 s).
+pub(crate) const PATIENCE: Duration = Duration::from_secs(45);
+
 /// The agent's connection to the host under test.
 pub(crate) struct Agent {
     peer: Peer,
@@ -137,6 +141,15 @@ impl Agent {
             x.push(crate::wire::text_of(&result));
         }
         Ok(result)
+    }
+
+    /// Calls a tool the host offers, waiting up to [`PATIENCE`] for its answer.
+    pub async fn call_patiently(&mut self, name: &str, args: Value) -> Step<Value> {
+        let before = self.timeout;
+        self.timeout = PATIENCE.max(before);
+        let result = self.call(name, args).await;
+        self.timeout = before;
+        result
     }
 
     /// Every text the host showed the agent so far.

@@ -7,7 +7,7 @@ use super::server::{ScriptedServer, World};
 use crate::fixture::REVEALED;
 use crate::target::{HostTarget, Options};
 use crate::transcript::Transcript;
-use crate::verdict::{Step, ensure, fail, skip};
+use crate::verdict::{Step, ensure, fail};
 use mcpl_protocol::methods;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -74,7 +74,9 @@ impl Run {
     pub(super) fn needs(&self, tools: &[&str]) -> Step {
         let missing: Vec<_> = tools.iter().filter(|t| !self.agent.offers(t)).collect();
         if !missing.is_empty() {
-            skip!("the host does not offer the meta-tools {missing:?} the host contract names");
+            fail!(
+                "the host does not offer the meta-tools {missing:?} that the host contract names (docs/CONFORMANCE.md)"
+            );
         }
         Ok(())
     }

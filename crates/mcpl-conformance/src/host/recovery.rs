@@ -5,7 +5,7 @@ use super::agent::META_ACT;
 use super::checks::{Ctx, calls_of, reveal, run_call};
 use super::server::{Command, World};
 use crate::fixture::{ECHO, INSTANCED, REVEALED};
-use crate::verdict::{Step, ensure, fail, skip};
+use crate::verdict::{Step, ensure, fail};
 use mcpl_protocol::methods;
 use serde_json::json;
 
@@ -36,8 +36,8 @@ pub(super) async fn v09(cx: &mut Ctx<'_>) -> Step {
     run.server.command(Command::Close);
     let wait = cx.wait() * 3;
     let Some(conn) = run.server.next_conn(wait).await else {
-        skip!(
-            "the host did not reconnect within {wait:?} after the server closed the connection; the host contract asks for reconnects"
+        fail!(
+            "the host did not reconnect within {wait:?} after the server closed the connection; a host reconnects and adopts what the server kept (§5.2, H28)"
         );
     };
     run.expect_recovery(conn, (0, 0), cx.wait(), "after a reconnect")
@@ -257,15 +257,15 @@ pub(super) async fn v35(cx: &mut Ctx<'_>) -> Step {
     // The server sits on the open; the host gives up on it and answers the agent.
     let asked = run
         .agent
-        .call(
+        .call_patiently(
             super::agent::META_OPEN,
             json!({"toolset": INSTANCED, "instance": instance}),
         )
         .await;
     if let Err(crate::verdict::Verdict::Fail(why)) = asked {
-        skip!(
-            "the host did not give up on a toolsets/open within the suite's timeout ({why}); v35 needs a host whose request timeout is shorter than {:?}",
-            cx.options.timeout
+        fail!(
+            "the host never gave up on a toolsets/open the server sat on, within {:?} ({why}); a host times its requests out and still applies a late result (§6.1, H14)",
+            super::agent::PATIENCE
         );
     }
     ensure!(

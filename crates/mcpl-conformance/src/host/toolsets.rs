@@ -5,7 +5,7 @@ use super::agent::{META_ACT, META_CLOSE, META_OPEN};
 use super::checks::{Ctx, calls_of, reveal};
 use super::server::{Command, World};
 use crate::fixture::{ECHO, FLAT, FLAT_TOOL, GROUP, GROUPED, INSTANCED, REVEAL, REVEALED};
-use crate::verdict::{Step, ensure, fail, skip};
+use crate::verdict::{Step, ensure, fail};
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::check_name;
 use serde_json::{Value, json};
@@ -189,7 +189,9 @@ pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
     run.server.command(Command::Close);
     let wait = cx.wait() * 3;
     let Some(conn) = run.server.next_conn(wait).await else {
-        skip!("the host did not reconnect within {wait:?}; v13 needs a reconnect");
+        fail!(
+            "the host did not reconnect within {wait:?} after the server closed the connection; ended records are told once across reconnects (§5.3), which needs a reconnect"
+        );
     };
     run.expect_recovery(conn, (0, 0), cx.wait(), "after a reconnect")
         .await?;
@@ -201,11 +203,11 @@ pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
         .iter()
         .map(|t| t.matches(&mark).count())
         .sum::<usize>();
-    if told == 0 {
-        skip!(
-            "the host never showed the ended record's reason to the agent (in a meta-tool result or notifications/message), so telling cannot be counted"
-        );
-    }
+    ensure!(
+        told > 0,
+        "the host never told the agent the ended record e-{} (its reason `{mark}` appeared in no meta-tool result or notifications/message); an ended record is told once (§5.3, H48)",
+        cx.nonce
+    );
     ensure!(
         told == 1,
         "the ended record e-{} was told to the agent {told} times across a reconnect; once per id (§5.3, H48)",
