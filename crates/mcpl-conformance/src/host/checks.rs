@@ -105,6 +105,27 @@ impl Run {
         Ok(())
     }
 
+    /// A negative check with a sync point, not a quiet window: the agent acts on `tool` with
+    /// `act` (the `toolsets_act` arguments) and the host must refuse it itself. The host can
+    /// answer the agent only after the server answered a call it forwarded, so when the
+    /// answer comes, a forwarded call has already been recorded: the check ends at that
+    /// answer. Each use has a positive control: the same act, once allowed, reaches the server.
+    pub(super) async fn expect_refused(&mut self, tool: &str, act: Value, why: &str) -> Step {
+        let before = calls_of(&self.server, tool);
+        let answer = self.agent.call(super::agent::META_ACT, act.clone()).await?;
+        let after = calls_of(&self.server, tool);
+        ensure!(
+            after == before,
+            "{why}, so the host must hold or refuse the agent's act {act}; it sent tools/call {tool} to the server"
+        );
+        ensure!(
+            crate::wire::is_error(&answer),
+            "{why}; the host's answer to the act {act} should be a refusal (a tool error), it was {}",
+            crate::wire::brief(&answer)
+        );
+        Ok(())
+    }
+
     pub(super) fn counts(&self, conn: usize) -> (usize, usize) {
         (
             self.server.count(conn, methods::TOOLS_LIST),

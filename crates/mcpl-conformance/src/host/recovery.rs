@@ -272,6 +272,12 @@ pub(super) async fn v35(cx: &mut Ctx<'_>) -> Step {
         run.server.count(1, methods::TOOLSETS_OPEN) == 1,
         "the agent's open should have sent exactly one toolsets/open"
     );
+    run.expect_refused(
+        ECHO,
+        json!({"tool": ECHO, "instance": instance, "args": {"value": instance}}),
+        &format!("the open of `{instance}` has no result yet, so `{instance}` is not open"),
+    )
+    .await?;
     run.server
         .world
         .lock()

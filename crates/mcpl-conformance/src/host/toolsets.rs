@@ -2,7 +2,7 @@
 //! gates or refuses, changes from elsewhere, removals, and what it tells the agent.
 
 use super::agent::{META_ACT, META_CLOSE, META_OPEN};
-use super::checks::{Ctx, calls_of, reveal};
+use super::checks::{Ctx, reveal};
 use super::server::{Command, World};
 use crate::fixture::{ECHO, FLAT, FLAT_TOOL, GROUP, GROUPED, INSTANCED, REVEAL, REVEALED};
 use crate::verdict::{Step, ensure, fail};
@@ -39,14 +39,12 @@ pub(super) async fn h12(cx: &mut Ctx<'_>) -> Step {
 pub(super) async fn v10(cx: &mut Ctx<'_>) -> Step {
     let mut run = cx.start(World::new()).await?;
     run.needs(&[META_OPEN, META_ACT])?;
-    run.agent
-        .call(META_ACT, json!({"tool": GROUPED, "args": {}}))
-        .await?;
-    if run.call_arrives(GROUPED, cx.quiet()).await.is_some() {
-        fail!(
-            "the undeclared group {GROUP} is closed, so the host must refuse calls to {GROUPED} itself (§5.4)"
-        );
-    }
+    run.expect_refused(
+        GROUPED,
+        json!({"tool": GROUPED, "args": {}}),
+        &format!("the undeclared group {GROUP} is closed (§5.4)"),
+    )
+    .await?;
     run.agent.call(META_OPEN, json!({"toolset": GROUP})).await?;
     run.agent
         .call(META_ACT, json!({"tool": GROUPED, "args": {}}))
@@ -156,6 +154,12 @@ pub(super) async fn h64(cx: &mut Ctx<'_>) -> Step {
 pub(super) async fn v11(cx: &mut Ctx<'_>) -> Step {
     let mut run = cx.start(World::new()).await?;
     run.needs(&[META_ACT])?;
+    run.expect_refused(
+        REVEALED,
+        json!({"tool": REVEALED, "args": {}}),
+        &format!("{REVEALED} is invisible until the push's hints"),
+    )
+    .await?;
     let rev = run.server.rev(1);
     run.server.world.lock().map(|mut w| w.revealed = true).ok();
     run.server.command(Command::Push {
@@ -281,6 +285,12 @@ pub(super) async fn v14(cx: &mut Ctx<'_>) -> Step {
     let mut run = cx.start(World::new()).await?;
     run.needs(&[META_ACT])?;
     let instance = format!("elsewhere-{}", cx.nonce);
+    run.expect_refused(
+        ECHO,
+        json!({"tool": ECHO, "instance": instance, "args": {"value": instance}}),
+        &format!("the instance `{instance}` is not open yet"),
+    )
+    .await?;
     run.server
         .world
         .lock()
@@ -345,14 +355,12 @@ pub(super) async fn v31(cx: &mut Ctx<'_>) -> Step {
         "after mcpl/manifestChanged naming toolsets the host must fetch mcpl/manifest before acting on it (§5.1, MCPL §17.3); none within {wait:?}"
     );
     tokio::time::sleep(cx.quiet()).await;
-    run.agent
-        .call(META_ACT, json!({"tool": FLAT_TOOL, "args": {}}))
-        .await?;
-    tokio::time::sleep(cx.quiet()).await;
-    ensure!(
-        calls_of(&run.server, FLAT_TOOL) == 1,
-        "{FLAT}'s declaration was removed, which closes it (§5.1); the host must refuse {FLAT_TOOL} now, yet the call reached the server"
-    );
+    run.expect_refused(
+        FLAT_TOOL,
+        json!({"tool": FLAT_TOOL, "args": {}}),
+        &format!("{FLAT}'s declaration was removed, which closes it (§5.1)"),
+    )
+    .await?;
     run.stop().await;
     Ok(())
 }

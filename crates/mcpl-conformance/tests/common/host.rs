@@ -13,45 +13,80 @@ use std::time::Duration;
 /// How long the test host waits for the server before it gives up on a request.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Ways to break the host, one rule each.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HostFaults {
+macro_rules! host_faults {
+    ($($(#[doc = $doc:literal])* $name:ident,)*) => {
+        /// Ways to break the host, one rule each: the broken hosts of the host suite's
+        /// mutation test, each behind its flag.
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct HostFaults {
+            $($(#[doc = $doc])* pub $name: bool,)*
+        }
+
+        impl HostFaults {
+            /// Every fault's name (its field name), in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
+
+            /// The fault called `name` switched on in `self`; `None` for an unknown name.
+            pub fn with(mut self, name: &str) -> Option<HostFaults> {
+                match name {
+                    $(stringify!($name) => self.$name = true,)*
+                    _ => return None,
+                }
+                Some(self)
+            }
+        }
+    };
+}
+
+host_faults! {
     /// Re-opens the instances it held after a reconnect (vector 9).
-    pub reopen_after_reconnect: bool,
+    reopen_after_reconnect,
     /// Applies a change whose rev was already applied, and does not recover (vector 4).
-    pub apply_stale_rev: bool,
+    apply_stale_rev,
     /// Tells ended records again on every connect (vector 13).
-    pub tell_ended_twice: bool,
+    tell_ended_twice,
     /// Never recovers (vectors 12, 29, H18, H25).
-    pub no_recovery: bool,
+    no_recovery,
     /// Sends toolsets/open for undeclared groups and never gates their calls (vector 10, H29).
-    pub open_undeclared: bool,
+    open_undeclared,
     /// Never puts mcpl/instance on an act (H64, vector 5).
-    pub no_instance_meta: bool,
+    no_instance_meta,
     /// Reads only toolsets/list on connect (H28).
-    pub skip_tools_list: bool,
+    skip_tools_list,
     /// Reads only the first tools/list page (H01).
-    pub first_page_only: bool,
+    first_page_only,
     /// Sends toolsets/list to servers without toolHints (H12).
-    pub ignore_server_hints_flag: bool,
+    ignore_server_hints_flag,
     /// Opens instanced toolsets without proposing a name (H59).
-    pub no_proposed_name: bool,
+    no_proposed_name,
     /// Takes a hint definition's name (vector 20).
-    pub take_definition_name: bool,
+    take_definition_name,
     /// Puts toolset tools that claim presence static in the header (vector 21).
-    pub trust_static_claim: bool,
+    trust_static_claim,
     /// Ignores the hints of a push it answers (vector 11).
-    pub ignore_push_hints: bool,
+    ignore_push_hints,
     /// Stops after a failed recovery tools/list (H25).
-    pub give_up_recovery: bool,
+    give_up_recovery,
     /// Ignores toolsets entries that open instances elsewhere (vector 14).
-    pub ignore_foreign_opens: bool,
+    ignore_foreign_opens,
     /// Ignores mcpl/manifestChanged (vector 31).
-    pub ignore_manifest_changed: bool,
+    ignore_manifest_changed,
     /// Merges a full statement into its state instead of replacing it (vector 37).
-    pub merge_statement: bool,
+    merge_statement,
     /// Drops answers that arrive after their request timed out (vector 35).
-    pub drop_late_answers: bool,
+    drop_late_answers,
+    /// Forwards every act to the server, gating nothing (vectors 10, 11, 14, 31, 35).
+    never_gate,
+    /// Lets the agent act in any instance it names, open or not (vectors 14, 35).
+    loose_instances,
+    /// Never reconnects once the server closes the connection (vectors 9, 13).
+    never_reconnect,
+    /// Ignores tools/hints notifications (vector 14).
+    ignore_tools_hints,
+    /// Never tells the agent an ended record (vector 13).
+    never_tell_ended,
+    /// Recovers on a gap but never reads toolsets/list in a recovery (vector 12).
+    recover_tools_only,
 }
 
 /// Starts the test host in process.
@@ -171,7 +206,8 @@ impl Host {
             while let Some(event) = events.recv().await {
                 match event {
                     Event::Notification { notification, .. }
-                        if notification.method == methods::TOOLS_HINTS =>
+                        if notification.method == methods::TOOLS_HINTS
+                            && !self.faults.ignore_tools_hints =>
                     {
                         let h = notification.params.unwrap_or_default();
                         self.clone().on_hints(&h, None);
@@ -227,6 +263,9 @@ impl Host {
             }
             reads.abort();
             *self.link.lock().unwrap() = None;
+            if self.faults.never_reconnect {
+                return;
+            }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -297,7 +336,7 @@ impl Host {
                 Err(_) => list_ok = false,
             }
         }
-        let hinted = self.state.lock().unwrap().hinted();
+        let hinted = self.state.lock().unwrap().hinted() && !self.faults.recover_tools_only;
         if hinted || self.faults.ignore_server_hints_flag {
             if let Ok(list) = self.request(methods::TOOLSETS_LIST, json!({})).await {
                 self.apply_list(&list);
@@ -363,7 +402,7 @@ impl Host {
         let ids: Vec<Value> = list["ended"].as_array().cloned().unwrap_or_default();
         for rec in ids {
             let id = rec["id"].as_str().unwrap_or("").to_owned();
-            if self.faults.tell_ended_twice || s.told.insert(id) {
+            if !self.faults.never_tell_ended && (self.faults.tell_ended_twice || s.told.insert(id)) {
                 let reason = rec["reason"].as_str().unwrap_or("").to_owned();
                 s.notices.push(format!("ended: {reason}"));
             }
@@ -531,23 +570,29 @@ impl Host {
                     let group_closed = ts
                         .as_ref()
                         .is_some_and(|t| s.declared(t).is_none() && !s.groups_open.contains(t));
-                    if group_closed && !self.faults.open_undeclared {
+                    let gate = !self.faults.never_gate;
+                    if gate && group_closed && !self.faults.open_undeclared {
                         return json!({"content": [{"type": "text", "text": "group closed"}], "isError": true});
                     }
                     let inst = if instanced { instance.clone() } else { None };
                     if let (Some(t), Some(i)) = (&ts, &inst)
+                        && gate
+                        && !self.faults.loose_instances
                         && !s.instances.contains(&(t.clone(), i.clone()))
                     {
                         return json!({"content": [{"type": "text", "text": "instance not open"}], "isError": true});
                     }
                     if let Some(t) = &ts
+                        && gate
                         && !instanced
                         && s.declared(t).is_some()
                         && !s.flat_open.contains(t)
                     {
                         return json!({"content": [{"type": "text", "text": "toolset not open"}], "isError": true});
                     }
-                    let visible = s.visible.contains(&(tool.clone(), inst.clone()))
+                    let visible = !gate
+                        || (self.faults.loose_instances && instanced)
+                        || s.visible.contains(&(tool.clone(), inst.clone()))
                         || def.pointer("/_meta/mcpl~1visible") == Some(&json!(true)) && !instanced;
                     if !visible {
                         return json!({"content": [{"type": "text", "text": "not visible"}], "isError": true});
@@ -591,6 +636,7 @@ fn apply_batch(s: &mut State, h: &Value, faults: &HostFaults) -> bool {
         let toolset = e["toolset"].as_str().unwrap_or("").to_owned();
         let open = e["state"] == json!("open");
         match e.get("instance").and_then(Value::as_str) {
+            Some(_) if open && faults.ignore_foreign_opens => {}
             Some(i) if open => {
                 s.instances.insert((toolset, i.to_owned()));
             }
