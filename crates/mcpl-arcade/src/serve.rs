@@ -11,8 +11,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use mcpl_protocol::mcp::CallToolResult;
 use mcpl_conformance_fixture::{self as conformance_fixture, Fixture};
+use mcpl_protocol::mcp::CallToolResult;
 use mcpl_server::driver::{App, Handle, Runtime};
 use mcpl_server::{
     CloseReply, Context, MemoryStore, OpenReply, Principal, PrincipalStore, Server, ServerConfig,

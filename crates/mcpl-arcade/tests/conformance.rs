@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use mcpl_arcade::{ArcadeConfig, ArcadeServer, start, start_conformance};
 use mcpl_conformance::{BoxFuture, Connector, Options, Outcome, ServerTarget, run_server_suite};
+use mcpl_conformance_fixture as cf;
 use mcpl_rpc::Transport;
 use mcpl_server::Principal;
-use mcpl_conformance_fixture as cf;
 
 /// The vectors that need two connections of one principal.
 const SHARED: [&str; 3] = ["v09", "v14", "v32"];

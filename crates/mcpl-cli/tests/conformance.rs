@@ -77,7 +77,11 @@ fn s13_the_arcade_with_its_fixture_passes_the_server_suite() {
             _ => panic!("{id}: {result} {reason}\n{report:#}"),
         }
     }
-    assert_eq!(report["summary"]["not_applicable"], SHARED.len(), "{report:#}");
+    assert_eq!(
+        report["summary"]["not_applicable"],
+        SHARED.len(),
+        "{report:#}"
+    );
     assert_eq!(out.status.code(), Some(0), "{report:#}");
     let xml = std::fs::read_to_string(&junit).expect("--junit writes its file");
     let _ = std::fs::remove_file(&junit);
@@ -131,27 +135,25 @@ fn v14_the_arcade_on_websocket_shares_a_principal_by_token() {
     drop(arcade);
 }
 
-/// The host vectors the suite cannot execute yet (they need a scripted Streamable HTTP
-/// server): reported as uncovered, never as a pass.
-const UNCOVERED: [&str; 4] = ["v19", "v24", "v25", "v36"];
+/// The surface's known defects against RFC-014, each a failing check kept as it is: on
+/// Streamable HTTP the current surface recovers at an early rev instead of holding it (§6.1,
+/// v36). When the surface is fixed this test fails until the entry is removed.
+const SURFACE_DEFECTS: [&str; 1] = ["v36"];
 
 #[test]
-fn s13_the_surface_passes_the_host_suite() {
+fn s13_the_surface_passes_the_host_suite_but_its_known_defects() {
     let (out, report) =
         conformance(&["host", "--json", "--", MCPL, "surface", "--server", "{url}"]);
     let checks = checks(&report);
     assert_eq!(checks.len(), 18 + 8, "{report:#}");
     for (id, result, reason) in &checks {
         match result.as_str() {
-            "pass" => assert!(!UNCOVERED.contains(&id.as_str()), "{id} passed"),
-            "uncovered" => assert!(
-                UNCOVERED.contains(&id.as_str()) && !reason.is_empty(),
-                "{id} uncovered: {reason}"
-            ),
+            "pass" => assert!(!SURFACE_DEFECTS.contains(&id.as_str()), "{id} passes now"),
+            "fail" if SURFACE_DEFECTS.contains(&id.as_str()) => {}
             _ => panic!("{id}: {result} {reason}\n{report:#}"),
         }
     }
-    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
 }
 
 #[test]

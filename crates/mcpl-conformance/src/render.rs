@@ -46,8 +46,8 @@ pub fn table(report: &Report) -> String {
     let c = report.counts();
     let _ = writeln!(
         out,
-        "\n{} passed, {} failed; counted apart: {} not applicable, {} not yet executable by the suite",
-        c.passed, c.failed, c.not_applicable, c.uncovered
+        "\n{} passed, {} failed; counted apart: {} not applicable",
+        c.passed, c.failed, c.not_applicable
     );
     out
 }
@@ -57,7 +57,7 @@ fn first_line(s: &str) -> String {
 }
 
 /// The report as pretty JSON: `{side, target, checks: [{id, title, rfc, result, reason?,
-/// transcript?, duration_ms}], summary: {passed, failed, not_applicable, uncovered}}`.
+/// transcript?, duration_ms}], summary: {passed, failed, not_applicable}}`.
 pub fn json(report: &Report) -> String {
     let counts = report.counts();
     let mut value = serde_json::to_value(report).unwrap_or_default();
@@ -71,10 +71,10 @@ pub fn json(report: &Report) -> String {
 }
 
 /// The report as JUnit XML: one `<testsuite>`, one `<testcase>` per check, `<failure>` with the
-/// transcript, `<skipped>` with the reason for a check not applicable or not yet executable.
+/// transcript, `<skipped>` with the reason for a check not applicable.
 pub fn junit(report: &Report) -> String {
     let counts = report.counts();
-    let (failed, skipped) = (counts.failed, counts.not_applicable + counts.uncovered);
+    let (failed, skipped) = (counts.failed, counts.not_applicable);
     let total_ms: u64 = report.checks.iter().map(|c| c.duration_ms).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let suite = format!("rfc014-conformance-{}", report.side);
@@ -101,7 +101,7 @@ pub fn junit(report: &Report) -> String {
         );
         match &c.outcome {
             Outcome::Pass => out.push_str("/>\n"),
-            Outcome::NotApplicable { reason } | Outcome::Uncovered { reason } => {
+            Outcome::NotApplicable { reason } => {
                 let _ = writeln!(
                     out,
                     ">\n    <skipped message=\"{}: {}\"/>\n  </testcase>",
@@ -207,7 +207,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&json(&sample())).unwrap();
         assert_eq!(
             v["summary"],
-            json!({"passed": 1, "failed": 1, "not_applicable": 1, "uncovered": 0})
+            json!({"passed": 1, "failed": 1, "not_applicable": 1})
         );
         assert_eq!(v["checks"][1]["result"], "fail");
         assert_eq!(v["checks"][1]["transcript"][0]["conn"], "A");
@@ -220,6 +220,6 @@ mod tests {
         assert!(t.contains("v01"));
         assert!(t.contains("--- v02 failed"));
         assert!(t.contains("peer>  {\"method\":\"tools/hints\""));
-        assert!(t.contains("1 passed, 1 failed; counted apart: 1 not applicable, 0 not yet"));
+        assert!(t.contains("1 passed, 1 failed; counted apart: 1 not applicable"));
     }
 }

@@ -25,32 +25,23 @@ pub enum Outcome {
         /// What the target lacks, and how to run the check anyway.
         reason: String,
     },
-    /// The suite cannot execute this vector on this side yet; counted apart and named in the
-    /// summary, so a gap in the suite never passes for a pass.
-    Uncovered {
-        /// What the suite lacks to check it.
-        reason: String,
-    },
 }
 
 impl Outcome {
-    /// `"pass"`, `"fail"`, `"n/a"` or `"uncovered"`.
+    /// `"pass"`, `"fail"` or `"n/a"`.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Fail { .. } => "fail",
             Outcome::NotApplicable { .. } => "n/a",
-            Outcome::Uncovered { .. } => "uncovered",
         }
     }
 
-    /// The reason of a failure, a not-applicable or an uncovered check.
+    /// The reason of a failure or of a check not applicable.
     pub fn reason(&self) -> Option<&str> {
         match self {
             Outcome::Pass => None,
-            Outcome::Fail { reason, .. }
-            | Outcome::NotApplicable { reason }
-            | Outcome::Uncovered { reason } => Some(reason),
+            Outcome::Fail { reason, .. } | Outcome::NotApplicable { reason } => Some(reason),
         }
     }
 }
@@ -93,8 +84,6 @@ pub struct Counts {
     pub failed: usize,
     /// Not applicable to this target (counted apart).
     pub not_applicable: usize,
-    /// Not yet executable by the suite on this side.
-    pub uncovered: usize,
 }
 
 /// A whole run against one implementation.
@@ -126,7 +115,6 @@ impl Report {
                 Outcome::Pass => c.passed += 1,
                 Outcome::Fail { .. } => c.failed += 1,
                 Outcome::NotApplicable { .. } => c.not_applicable += 1,
-                Outcome::Uncovered { .. } => c.uncovered += 1,
             }
         }
         c

@@ -7,8 +7,6 @@ pub(crate) enum Verdict {
     Fail(String),
     /// The rule needs what the target declares it lacks; the text says what.
     NotApplicable(String),
-    /// The suite cannot execute this rule on this side yet; the text says what it lacks.
-    Uncovered(String),
 }
 
 /// The result of one step of a check.
@@ -37,11 +35,4 @@ macro_rules! not_applicable {
     };
 }
 
-/// Stops the check as one the suite cannot execute yet.
-macro_rules! uncovered {
-    ($($t:tt)*) => {
-        return Err($crate::verdict::Verdict::Uncovered(format!($($t)*)))
-    };
-}
-
-pub(crate) use {ensure, fail, not_applicable, uncovered};
+pub(crate) use {ensure, fail, not_applicable};

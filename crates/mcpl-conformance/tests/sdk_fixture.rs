@@ -3,8 +3,8 @@
 //! server vector passes.
 
 use mcpl_conformance::{BoxFuture, Connector, Options, Outcome, ServerTarget, run_server_suite};
-use mcpl_rpc::Transport;
 use mcpl_conformance_fixture::{self as cf, Fixture};
+use mcpl_rpc::Transport;
 use mcpl_server::driver::{Handle, Runtime};
 use mcpl_server::{Declarations, Principal, Server, ServerConfig, WallClock};
 use std::sync::Arc;

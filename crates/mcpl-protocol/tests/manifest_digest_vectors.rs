@@ -152,7 +152,10 @@ fn the_vendored_file_is_the_upstream_copy_byte_for_byte() {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    assert_eq!(hex, VECTORS_SHA256, "{VECTORS} differs from the recorded copy");
+    assert_eq!(
+        hex, VECTORS_SHA256,
+        "{VECTORS} differs from the recorded copy"
+    );
 }
 
 #[test]

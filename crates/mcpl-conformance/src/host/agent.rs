@@ -152,6 +152,46 @@ impl Agent {
         result
     }
 
+    /// Starts a call of a tool the host offers without waiting for it, for a check that acts
+    /// on the server while the host's answer is pending; await the handle for the result.
+    pub fn spawn_call(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Step<tokio::task::JoinHandle<Result<Value, String>>> {
+        let method = methods::TOOLS_CALL;
+        let params = json!({"name": name, "arguments": args});
+        let pending = self
+            .peer
+            .start_request(
+                method,
+                Some(params.clone()),
+                RequestOptions::timeout(PATIENCE),
+            )
+            .map_err(|e| Verdict::Fail(format!("cannot send `{method}` to the host: {e}")))?;
+        let id = pending.id().clone();
+        self.record(
+            Direction::Suite,
+            Message::Request(Request::new(id.clone(), method, Some(params))),
+        );
+        let transcript = self.transcript.clone();
+        Ok(tokio::spawn(async move {
+            let answer = pending.wait().await;
+            let (message, out) = match answer {
+                Ok(a) => (Response::ok(id, a.value.clone()), Ok(a.value)),
+                Err(RpcError::Remote { error, .. }) => {
+                    let why = format!("error {}: {}", error.code, error.message);
+                    (Response::error(Some(id), *error), Err(why))
+                }
+                Err(e) => return Err(format!("no answer: {e}")),
+            };
+            let value =
+                serde_json::from_str(&Message::Response(message).to_json()).unwrap_or(Value::Null);
+            transcript.record("agent", Direction::Peer, value);
+            out
+        }))
+    }
+
     /// Every text the host showed the agent so far.
     pub fn texts(&self) -> Vec<String> {
         self.texts.lock().map(|x| x.clone()).unwrap_or_default()

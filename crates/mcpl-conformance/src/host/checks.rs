@@ -126,6 +126,36 @@ impl Run {
         Ok(())
     }
 
+    /// The positive control of [`Run::expect_refused`]: the agent's act must reach the server
+    /// by the time the host answers it.
+    pub(super) async fn expect_reaches(&mut self, tool: &str, act: Value, why: &str) -> Step {
+        let before = calls_of(&self.server, tool);
+        let answer = self.agent.call(super::agent::META_ACT, act.clone()).await?;
+        ensure!(
+            calls_of(&self.server, tool) > before,
+            "{why}, so the agent's act {act} must reach the server; the host answered {} without sending tools/call {tool}",
+            crate::wire::brief(&answer)
+        );
+        Ok(())
+    }
+
+    /// Fails if the host re-read either list on `conn` since `before` (a recovery).
+    pub(super) fn expect_no_recovery(
+        &self,
+        conn: usize,
+        before: (usize, usize),
+        why: &str,
+    ) -> Step {
+        let now = self.counts(conn);
+        ensure!(
+            now == before,
+            "{why}; the host recovered anyway: tools/list and toolsets/list were read {} and {} more times",
+            now.0 - before.0,
+            now.1 - before.1
+        );
+        Ok(())
+    }
+
     pub(super) fn counts(&self, conn: usize) -> (usize, usize) {
         (
             self.server.count(conn, methods::TOOLS_LIST),

@@ -6,6 +6,7 @@
 
 mod agent;
 mod checks;
+mod ordering;
 mod recovery;
 mod server;
 mod toolsets;
@@ -14,12 +15,12 @@ use crate::catalog::{HOST_RULES, Rule, Side, VECTORS};
 use crate::report::{CheckResult, Outcome, Report};
 use crate::target::{HostTarget, Options};
 use crate::transcript::Transcript;
-use crate::verdict::{Step, Verdict, fail, uncovered};
+use crate::verdict::{Step, Verdict, fail};
 use std::time::Instant;
 
 /// Runs every host-side check against the host `target` starts, and reports each host-side
 /// vector of RFC-014 §13 and each host rule in [`HOST_RULES`] ([`host_rules`]): passed, failed
-/// (with the messages exchanged), or uncovered (the suite cannot execute it yet).
+/// (with the messages exchanged), or not applicable.
 pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
     let mut report = Report::new(Side::Host, target.describe());
     let nonce = std::process::id() % 100_000;
@@ -32,11 +33,8 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
         transcript: preflight.clone(),
         nonce,
     };
-    if let Err(Verdict::Fail(why) | Verdict::NotApplicable(why) | Verdict::Uncovered(why)) =
-        cx.preflight().await
-    {
-        for rule in host_rules().filter(|r| options.selects(r.id))
-        {
+    if let Err(Verdict::Fail(why) | Verdict::NotApplicable(why)) = cx.preflight().await {
+        for rule in host_rules().filter(|r| options.selects(r.id)) {
             let outcome = Outcome::Fail {
                 reason: format!("the host could not be started and connected: {why}"),
                 transcript: preflight.entries(),
@@ -58,7 +56,6 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
         let outcome = match step {
             Ok(Ok(())) => Outcome::Pass,
             Ok(Err(Verdict::NotApplicable(reason))) => Outcome::NotApplicable { reason },
-            Ok(Err(Verdict::Uncovered(reason))) => Outcome::Uncovered { reason },
             Ok(Err(Verdict::Fail(reason))) => Outcome::Fail {
                 reason,
                 transcript: transcript.entries(),
@@ -74,8 +71,7 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
     report
 }
 
-/// The vectors with a host part the host suite checks, and those whose host part it cannot
-/// execute yet (reported as uncovered, never as a pass).
+/// The vectors with a host part the host suite checks.
 pub const HOST_VECTORS: [&str; 18] = [
     "v04", "v05", "v09", "v10", "v11", "v12", "v13", "v14", "v19", "v20", "v21", "v24", "v25",
     "v29", "v31", "v35", "v36", "v37",
@@ -112,9 +108,10 @@ async fn run_check(rule: &Rule, cx: &mut checks::Ctx<'_>) -> Step {
         "h28" => recovery::h28(cx).await,
         "h29" => toolsets::h29(cx).await,
         "h59" => toolsets::h59(cx).await,
-        "v19" | "v24" | "v25" | "v36" => uncovered!(
-            "needs a scripted Streamable HTTP server that reorders and defers messages; the suite's scripted server speaks WebSocket only"
-        ),
+        "v19" => ordering::v19(cx).await,
+        "v24" => ordering::v24(cx).await,
+        "v25" => ordering::v25(cx).await,
+        "v36" => ordering::v36(cx).await,
         other => fail!("{other} has no host check; the host suite lists only host rules"),
     }
 }

@@ -479,10 +479,10 @@ impl Conn {
                 self.inbox.push(Seen::Late { method, outcome });
             }
             Event::Response { response, .. } => {
-                let id = response
-                    .id
-                    .as_ref()
-                    .map_or_else(|| "null".to_owned(), |i| serde_json::to_string(i).unwrap_or_default());
+                let id = response.id.as_ref().map_or_else(
+                    || "null".to_owned(),
+                    |i| serde_json::to_string(i).unwrap_or_default(),
+                );
                 self.violations.push(format!(
                     "the server sent a response with id {id}, which answers no request in flight (a wrong id, an id whose type changed, or a second response to one request)"
                 ));
@@ -495,8 +495,9 @@ impl Conn {
                 )));
             }
             Event::BadFrame { error, .. } => {
-                self.violations
-                    .push(format!("the server sent a frame that is not a JSON-RPC message: {error}"));
+                self.violations.push(format!(
+                    "the server sent a frame that is not a JSON-RPC message: {error}"
+                ));
                 self.transcript.record(
                     &self.label,
                     Direction::Peer,

@@ -61,7 +61,10 @@ pub(super) async fn v01(cx: &mut Ctx<'_>) -> Step {
     let list = toolsets_list(&mut conn).await?;
     let tools = list_tools(&mut conn).await?;
     let mut named: Vec<String> = Vec::new();
-    for h in [result_hints(&opened), result_hints(&list)].into_iter().flatten() {
+    for h in [result_hints(&opened), result_hints(&list)]
+        .into_iter()
+        .flatten()
+    {
         for e in crate::wire::tool_entries(h) {
             if let Some(n) = e.get("name").and_then(Value::as_str) {
                 named.push(n.to_owned());
@@ -77,7 +80,9 @@ pub(super) async fn v01(cx: &mut Ctx<'_>) -> Step {
     }
     for name in &named {
         let Some(t) = listed(&tools, name) else {
-            fail!("the hints name {name}, but tools/list does not list it (§4.1: every tool is listed)");
+            fail!(
+                "the hints name {name}, but tools/list does not list it (§4.1: every tool is listed)"
+            );
         };
         let dynamic = tool_meta(t, TOOLSET_KEY).is_some()
             || tool_meta(t, PRESENCE_KEY) == Some(&json!("dynamic"));

@@ -51,9 +51,7 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
             conn.close().await;
             None
         }
-        Ok(Err(Verdict::Fail(why) | Verdict::NotApplicable(why) | Verdict::Uncovered(why))) => {
-            Some(why)
-        }
+        Ok(Err(Verdict::Fail(why) | Verdict::NotApplicable(why))) => Some(why),
         Err(_) => Some(format!(
             "no answer to initialize within {:?}",
             options.timeout * 2
@@ -83,7 +81,6 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
         let outcome = match step {
             Ok(Ok(())) => Outcome::Pass,
             Ok(Err(Verdict::NotApplicable(reason))) => Outcome::NotApplicable { reason },
-            Ok(Err(Verdict::Uncovered(reason))) => Outcome::Uncovered { reason },
             Ok(Err(Verdict::Fail(reason))) => Outcome::Fail {
                 reason,
                 transcript: transcript.entries(),

@@ -30,7 +30,10 @@ pub(crate) fn good_names(tag: &str) -> Vec<String> {
     ] {
         let mut name = String::from(first);
         let tag: String = tag.chars().filter(char::is_ascii_alphanumeric).collect();
-        let mut tail = tag.into_bytes().into_iter().chain(TAIL.iter().copied().cycle());
+        let mut tail = tag
+            .into_bytes()
+            .into_iter()
+            .chain(TAIL.iter().copied().cycle());
         while name.len() < len {
             name.push(char::from(tail.next().unwrap_or(b'x')));
         }
@@ -46,7 +49,9 @@ pub(crate) fn bad_names() -> Vec<String> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    for c in [':', '@', '+', '*', '#', '\t', '\n', 'ü', 'é', '名', '🙂', '\u{0}', '\u{7f}'] {
+    for c in [
+        ':', '@', '+', '*', '#', '\t', '\n', 'ü', 'é', '名', '🙂', '\u{0}', '\u{7f}',
+    ] {
         names.push(format!("ab{c}cd"));
     }
     names.push("x".repeat(33));
@@ -130,7 +135,11 @@ mod tests {
         assert!(all.chars().any(|c| c.is_ascii_uppercase()));
         assert!(all.chars().any(|c| c.is_ascii_lowercase()));
         assert!(all.contains('-') && all.contains('_'));
-        assert!(names.iter().any(|n| n.starts_with(|c: char| c.is_ascii_digit())));
+        assert!(
+            names
+                .iter()
+                .any(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        );
         let mut unique = names.clone();
         unique.sort();
         unique.dedup();

@@ -12,7 +12,10 @@ use serde_json::Value;
 /// stated visible.
 pub(super) fn agrees(list: &Value, opened: &[String], closed: &[String], when: &str) -> Step {
     let Some(h) = result_hints(list) else {
-        fail!("toolsets/list {when} carries no full statement: {}", brief(list));
+        fail!(
+            "toolsets/list {when} carries no full statement: {}",
+            brief(list)
+        );
     };
     for i in opened {
         ensure!(

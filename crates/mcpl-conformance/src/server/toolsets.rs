@@ -8,8 +8,8 @@ use crate::fixture::{
 };
 use crate::verdict::{Step, ensure, fail, not_applicable};
 use crate::wire::{
-    brief, ended_records, is_error, lists_open, result_hints, rev_of, text_of,
-    tool_entries, tool_entry, tool_meta, toolset_entries,
+    brief, ended_records, is_error, lists_open, result_hints, rev_of, text_of, tool_entries,
+    tool_entry, tool_meta, toolset_entries,
 };
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{TOOLSET_KEY, check_name};

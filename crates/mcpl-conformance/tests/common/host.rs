@@ -87,6 +87,14 @@ host_faults! {
     never_tell_ended,
     /// Recovers on a gap but never reads toolsets/list in a recovery (vector 12).
     recover_tools_only,
+    /// Treats an early rev on Streamable HTTP as a gap and recovers (vector 36).
+    recover_on_early_rev,
+    /// Applies a push's hints only once it has decided on the push, a moment later (vector 24).
+    defer_push_hints,
+    /// Coalesces a burst of pushes and applies only the last one's hints (vector 19).
+    coalesce_hints,
+    /// Applies a recovery's full statement only when its rev is the next one (vector 25).
+    gate_statement,
 }
 
 /// Starts the test host in process.
@@ -132,6 +140,10 @@ struct State {
     notices: Vec<String>,
     next: u64,
     recovering: bool,
+    /// Early revs held on Streamable HTTP until the ones before them arrive.
+    held: std::collections::BTreeMap<u64, Value>,
+    /// A burst of pushes being coalesced (the broken host): its number and latest hints.
+    burst: (u64, Option<(Value, Option<String>)>),
 }
 
 impl State {
@@ -192,9 +204,12 @@ impl Host {
     async fn run_link(self: Arc<Self>) {
         let mut first = true;
         loop {
-            let Ok(transport) =
+            let connected = if self.url.starts_with("http") {
+                mcpl_rpc::transport::http::connect(&self.url, &[], Limits::default())
+            } else {
                 mcpl_rpc::transport::ws::connect(&self.url, &[], Limits::default()).await
-            else {
+            };
+            let Ok(transport) = connected else {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             };
@@ -219,7 +234,35 @@ impl Host {
                         let _ = responder.respond(json!({"accepted": true}));
                         if let Some(h) = p.get("hints") {
                             let id = p.get("eventId").and_then(Value::as_str).map(str::to_owned);
-                            if !self.faults.ignore_push_hints {
+                            if self.faults.defer_push_hints {
+                                let (me, h) = (self.clone(), h.clone());
+                                tokio::spawn(async move {
+                                    tokio::time::sleep(Duration::from_millis(300)).await;
+                                    me.on_hints(&h, id);
+                                });
+                            } else if self.faults.coalesce_hints {
+                                let seq = {
+                                    let mut s = self.state.lock().unwrap();
+                                    s.burst.0 += 1;
+                                    s.burst.1 = Some((h.clone(), id));
+                                    s.burst.0
+                                };
+                                let me = self.clone();
+                                tokio::spawn(async move {
+                                    tokio::time::sleep(Duration::from_millis(50)).await;
+                                    let last = {
+                                        let mut s = me.state.lock().unwrap();
+                                        if s.burst.0 == seq {
+                                            s.burst.1.take()
+                                        } else {
+                                            None
+                                        }
+                                    };
+                                    if let Some((h, id)) = last {
+                                        me.on_hints(&h, id);
+                                    }
+                                });
+                            } else if !self.faults.ignore_push_hints {
                                 self.clone().on_hints(h, id);
                             }
                         }
@@ -371,6 +414,12 @@ impl Host {
 
     fn apply_list(&self, list: &Value) {
         let mut s = self.state.lock().unwrap();
+        let rev = list
+            .pointer("/_meta/mcpl~1hints/rev")
+            .and_then(Value::as_u64);
+        if self.faults.gate_statement && rev != Some(s.applied + 1) {
+            return;
+        }
         s.instances.clear();
         s.flat_open.clear();
         for e in list["open"].as_array().cloned().unwrap_or_default() {
@@ -384,13 +433,14 @@ impl Host {
                 }
             }
         }
-        if !self.faults.merge_statement {
-            s.visible.clear();
-        }
         let h = list
             .pointer("/_meta/mcpl~1hints")
             .cloned()
             .unwrap_or_default();
+        if !self.faults.merge_statement {
+            s.visible.clear();
+        }
+        s.held.retain(|r, _| *r > h["rev"].as_u64().unwrap_or(0));
         for e in h["tools"].as_array().cloned().unwrap_or_default() {
             if e["visible"] == json!(true) {
                 let name = e["name"].as_str().unwrap_or("").to_owned();
@@ -402,7 +452,8 @@ impl Host {
         let ids: Vec<Value> = list["ended"].as_array().cloned().unwrap_or_default();
         for rec in ids {
             let id = rec["id"].as_str().unwrap_or("").to_owned();
-            if !self.faults.never_tell_ended && (self.faults.tell_ended_twice || s.told.insert(id)) {
+            if !self.faults.never_tell_ended && (self.faults.tell_ended_twice || s.told.insert(id))
+            {
                 let reason = rec["reason"].as_str().unwrap_or("").to_owned();
                 s.notices.push(format!("ended: {reason}"));
             }
@@ -423,7 +474,24 @@ impl Host {
                 above
             } else if rev == s.applied + 1 || (self.faults.apply_stale_rev && rev <= s.applied) {
                 s.applied = s.applied.max(rev);
-                apply_batch(&mut s, h, &self.faults)
+                let mut unknown = apply_batch(&mut s, h, &self.faults);
+                // §6.1: held early revs apply once the ones before them have.
+                loop {
+                    let due = s.applied + 1;
+                    let Some(next) = s.held.remove(&due) else {
+                        break;
+                    };
+                    s.applied += 1;
+                    unknown |= apply_batch(&mut s, &next, &self.faults);
+                }
+                unknown
+            } else if rev > s.applied + 1
+                && self.url.starts_with("http")
+                && !self.faults.recover_on_early_rev
+            {
+                // Streamable HTTP orders nothing across streams: hold it (§6.1, vector 36).
+                s.held.insert(rev, h.clone());
+                false
             } else {
                 true
             }
