@@ -46,6 +46,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod data;
 pub mod error;
 pub mod fixture;
 mod host;

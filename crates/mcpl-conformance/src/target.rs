@@ -116,6 +116,9 @@ pub struct Options {
     pub quiet: Duration,
     /// Run only the checks with these ids; empty runs all.
     pub only: Vec<String>,
+    /// The vector file whose steps the server suite runs; `None` for the one shipped with
+    /// the suite (`conformance/vectors.json`).
+    pub vectors: Option<Arc<crate::data::VectorFile>>,
 }
 
 impl Default for Options {
@@ -125,6 +128,7 @@ impl Default for Options {
             wait: Duration::from_secs(3),
             quiet: Duration::from_millis(300),
             only: Vec::new(),
+            vectors: None,
         }
     }
 }

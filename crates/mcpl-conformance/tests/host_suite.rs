@@ -19,6 +19,7 @@ async fn run_with(faults: HostFaults, only: &[&str], wait: Duration) -> Report {
         timeout: Duration::from_secs(10),
         wait,
         quiet: Duration::from_millis(600),
+        ..Options::default()
     };
     run_host_suite(HostTarget::Launcher(Arc::new(TestHost { faults })), options).await
 }

@@ -13,6 +13,7 @@ fn options(only: &[&str]) -> Options {
         timeout: Duration::from_secs(10),
         wait: Duration::from_secs(2),
         quiet: Duration::from_millis(100),
+        ..Options::default()
     }
 }
 

@@ -181,3 +181,53 @@ async fn wrong_ids_and_second_responses_fail_when_read_naming_the_frame() {
         assert!(!reason.contains("did not finish"), "{name}: {reason}");
     }
 }
+
+/// Expectations live in `conformance/vectors.json`: one changed in a copy of the file makes
+/// the unbroken fixture fail, naming the file and the step.
+#[tokio::test(start_paused = true)]
+async fn v17_an_expectation_changed_in_a_copy_of_the_vector_file_fails_the_good_fixture() {
+    let text = include_str!("../../../conformance/vectors.json");
+    let mut doc: serde_json::Value = serde_json::from_str(text).expect("the file is JSON");
+    let v17 = doc["vectors"]
+        .as_array_mut()
+        .and_then(|v| v.iter_mut().find(|v| v["id"] == "v17"))
+        .expect("v17 is in the file");
+    let adopted = v17["steps"]
+        .as_array_mut()
+        .and_then(|steps| {
+            steps
+                .iter_mut()
+                .flat_map(|s| s["expect"].as_array_mut())
+                .flatten()
+                .find(|m| m["path"] == "/result/adopted")
+        })
+        .expect("v17 expects adopted");
+    adopted["equals"] = serde_json::json!(false);
+    let altered = mcpl_conformance::data::VectorFile::parse(&doc.to_string()).expect("parses");
+    let options = Options {
+        only: vec!["v17".into()],
+        vectors: Some(Arc::new(altered)),
+        ..Options::default()
+    };
+    let report = run_server_suite(
+        ServerTarget::Connector(Fixture::shared(Faults::default())),
+        options,
+    )
+    .await;
+    let Some(Outcome::Fail { reason, .. }) = report.get("v17").map(|c| &c.outcome) else {
+        panic!(
+            "v17 should fail with the altered file: {:?}",
+            report.get("v17")
+        );
+    };
+    assert!(
+        reason.contains("conformance/vectors.json v17 step"),
+        "{reason}"
+    );
+    // The same run with the file as shipped passes.
+    let report = run(Fixture::shared(Faults::default()), &["v17"]).await;
+    assert!(matches!(
+        report.get("v17").map(|c| &c.outcome),
+        Some(Outcome::Pass)
+    ));
+}

@@ -5,7 +5,7 @@
 //! against the rule; every check also asserts §6.1's consecutive revs on every connection it
 //! opened, so a server that reuses or skips a rev fails wherever it does so.
 
-mod conn;
+pub(crate) mod conn;
 mod ended;
 mod hints;
 mod names;
@@ -13,6 +13,7 @@ mod statement;
 mod toolsets;
 
 use crate::catalog::{Rule, Side, VECTORS};
+use crate::data::VectorFile;
 use crate::report::{CheckResult, Outcome, Report};
 use crate::target::{Options, ServerTarget};
 use crate::transcript::Transcript;
@@ -37,6 +38,10 @@ pub fn server_vectors() -> impl Iterator<Item = &'static Rule> {
 /// applicable (the target lacks what it needs, counted apart).
 pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report {
     let mut report = Report::new(Side::Server, target.describe());
+    let vectors = options
+        .vectors
+        .clone()
+        .unwrap_or_else(|| std::sync::Arc::new(VectorFile::embedded()));
     let nonce = std::process::id() % 100_000;
     // One connection first: a server that cannot be reached or initialized fails every check
     // at once, with one transcript, instead of 38 slow times over.
@@ -76,6 +81,7 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
             transcript: transcript.clone(),
             opened: 0,
             nonce,
+            vectors: &vectors,
         };
         let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
         let outcome = match step {
@@ -102,12 +108,13 @@ pub(crate) struct Ctx<'a> {
     options: &'a Options,
     transcript: Transcript,
     opened: usize,
-    nonce: u32,
+    pub(crate) nonce: u32,
+    vectors: &'a VectorFile,
 }
 
 impl Ctx<'_> {
     /// Opens the next connection (`A`, `B`, ...) with `profile`.
-    async fn open(&mut self, profile: Profile) -> Step<Conn> {
+    pub(crate) async fn open(&mut self, profile: Profile) -> Step<Conn> {
         let label = ((b'A' + (self.opened % 26) as u8) as char).to_string();
         self.opened += 1;
         Conn::open(self.target, self.options, &self.transcript, &label, profile).await
@@ -135,8 +142,10 @@ impl Ctx<'_> {
     }
 }
 
-/// Runs one check.
+/// Runs one check: the vector's steps from the vector file, then its coded check.
 async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
+    let vectors = cx.vectors;
+    crate::data::run_steps(cx, vectors, rule.id).await?;
     match rule.id {
         "v01" => hints::v01(cx).await,
         "v02" => hints::v02(cx).await,
