@@ -17,7 +17,7 @@ pub trait Connector: Send + Sync {
     /// Opens a new connection to the server; `Err` says why it could not.
     fn connect(&self) -> BoxFuture<'_, Result<Transport, String>>;
     /// Whether two connections opened by this connector act for the same principal (§5.6).
-    /// Vectors 9, 14 and 32 need it and are skipped without it.
+    /// Vectors 9, 14 and 32 need it and are not applicable without it (counted apart).
     fn shares_principal(&self) -> bool;
     /// How the target is named in the report.
     fn describe(&self) -> String;

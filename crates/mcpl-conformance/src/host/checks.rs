@@ -70,7 +70,7 @@ impl Ctx<'_> {
 }
 
 impl Run {
-    /// Fails unless the host offers the meta-tools the check needs; skips then.
+    /// Fails unless the host offers the meta-tools the check needs.
     pub(super) fn needs(&self, tools: &[&str]) -> Step {
         let missing: Vec<_> = tools.iter().filter(|t| !self.agent.offers(t)).collect();
         if !missing.is_empty() {
