@@ -65,8 +65,8 @@ mod wire;
 
 pub use catalog::{HOST_RULES, Rule, Side, VECTORS};
 pub use error::Error;
-pub use host::run_host_suite;
+pub use host::{host_rules, run_host_suite};
 pub use report::{CheckResult, Outcome, Report};
-pub use server::run_server_suite;
+pub use server::{run_server_suite, server_vectors};
 pub use target::{BoxFuture, Connector, HostLauncher, HostTarget, Options, ServerTarget};
 pub use transcript::{Direction, Entry, Transcript};
