@@ -236,15 +236,12 @@ pub(super) async fn v20(cx: &mut Ctx<'_>) -> Step {
             json!({"toolset": INSTANCED, "instance": instance}),
         )
         .await?;
-    run.agent
-        .call(
-            META_ACT,
-            json!({"tool": "cf_evil", "instance": instance, "args": {}}),
-        )
-        .await?;
-    if run.call_arrives("cf_evil", cx.quiet()).await.is_some() {
-        fail!("a hint definition cannot rename a tool (§6): the host called `cf_evil`");
-    }
+    run.expect_refused(
+        "cf_evil",
+        json!({"tool": "cf_evil", "instance": instance, "args": {}}),
+        "a hint definition cannot rename a tool (§6): `cf_evil` is no tool of the server",
+    )
+    .await?;
     run.agent
         .call(
             META_ACT,
