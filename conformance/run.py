@@ -59,16 +59,19 @@ def check(answer, matcher):
         raise Failed(f"{path} should equal {json.dumps(matcher['equals'])}, it is {show(found)}")
     if "notEquals" in matcher and found is not MISSING and holds_exact(found, matcher["notEquals"]):
         raise Failed(f"{path} should not equal {json.dumps(matcher['notEquals'])}")
-    if "contains" in matcher:
-        part = matcher["contains"]
-        if isinstance(found, str) and isinstance(part, str):
-            ok = part in found
-        elif isinstance(found, list):
-            ok = any(holds(item, part) for item in found)
-        else:
-            ok = False
-        if not ok:
-            raise Failed(f"{path} should contain {json.dumps(part)}, it is {show(found)}")
+    if "contains" in matcher and not contains(found, matcher["contains"]):
+        raise Failed(f"{path} should contain {json.dumps(matcher['contains'])}, it is {show(found)}")
+    if "lacks" in matcher and contains(found, matcher["lacks"]):
+        raise Failed(f"{path} should not contain {json.dumps(matcher['lacks'])}, it is {show(found)}")
+
+
+def contains(found, part):
+    """A substring of a string, or an element of an array that holds every member given."""
+    if isinstance(found, str) and isinstance(part, str):
+        return part in found
+    if isinstance(found, list):
+        return any(holds(item, part) for item in found)
+    return False
 
 
 def holds_exact(a, b):

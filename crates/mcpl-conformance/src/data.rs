@@ -127,17 +127,27 @@ pub fn check(answer: &Value, matcher: &Value) -> Result<(), String> {
     {
         return Err(format!("{path} should not equal {unwanted}"));
     }
-    if let Some(part) = matcher.get("contains") {
-        let ok = match (found, part) {
-            (Some(Value::String(s)), Value::String(p)) => s.contains(p.as_str()),
-            (Some(Value::Array(items)), p) => items.iter().any(|i| holds(i, p)),
-            _ => false,
-        };
-        if !ok {
-            return Err(format!("{path} should contain {part}, it is {found:?}"));
-        }
+    if let Some(part) = matcher.get("contains")
+        && !contains(found, part)
+    {
+        return Err(format!("{path} should contain {part}, it is {found:?}"));
+    }
+    if let Some(part) = matcher.get("lacks")
+        && contains(found, part)
+    {
+        return Err(format!("{path} should not contain {part}, it is {found:?}"));
     }
     Ok(())
+}
+
+/// Whether `found` contains `part`: a substring of a string, or an element of an array that
+/// holds every member given.
+fn contains(found: Option<&Value>, part: &Value) -> bool {
+    match (found, part) {
+        (Some(Value::String(s)), Value::String(p)) => s.contains(p.as_str()),
+        (Some(Value::Array(items)), p) => items.iter().any(|i| holds(i, p)),
+        _ => false,
+    }
 }
 
 /// Runs the steps of vector `id` in `file`, if it has any, against the server under test.
