@@ -237,7 +237,7 @@ impl Host {
                             if self.faults.defer_push_hints {
                                 let (me, h) = (self.clone(), h.clone());
                                 tokio::spawn(async move {
-                                    tokio::time::sleep(Duration::from_millis(300)).await;
+                                    tokio::time::sleep(Duration::from_millis(1000)).await;
                                     me.on_hints(&h, id);
                                 });
                             } else if self.faults.coalesce_hints {
@@ -249,7 +249,7 @@ impl Host {
                                 };
                                 let me = self.clone();
                                 tokio::spawn(async move {
-                                    tokio::time::sleep(Duration::from_millis(50)).await;
+                                    tokio::time::sleep(Duration::from_millis(300)).await;
                                     let last = {
                                         let mut s = me.state.lock().unwrap();
                                         if s.burst.0 == seq {
