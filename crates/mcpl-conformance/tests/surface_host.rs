@@ -33,13 +33,8 @@ impl HostLauncher for SurfaceLauncher {
     }
 }
 
-/// The surface's known defects against RFC-014, each a failing check kept as it is: on
-/// Streamable HTTP the current surface recovers at an early rev instead of holding it (§6.1,
-/// v36). When the surface is fixed this test fails until the entry is removed.
-const SURFACE_DEFECTS: [&str; 1] = ["v36"];
-
 #[tokio::test]
-async fn s13_surface_host_passes_every_host_check_but_its_known_defects() {
+async fn s13_surface_host_passes_every_host_check() {
     let options = Options {
         timeout: Duration::from_secs(10),
         wait: Duration::from_secs(4),
@@ -54,5 +49,5 @@ async fn s13_surface_host_passes_every_host_check_but_its_known_defects() {
         .filter(|c| matches!(c.outcome, Outcome::Fail { .. }))
         .map(|c| c.id.clone())
         .collect();
-    assert_eq!(failed, SURFACE_DEFECTS, "failed: {failed:?}");
+    assert!(failed.is_empty(), "failed: {failed:?}");
 }
