@@ -20,7 +20,7 @@ pub(crate) const META_ACT: &str = "toolsets_act";
 pub(crate) const META_CLOSE: &str = "toolsets_close";
 
 /// How long the agent waits for a meta-tool the server sits on (v35): longer than any host's
-/// own request timeout should be (the surface host's is 30 s).
+/// own request timeout should be.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(45);
 
 /// The agent's connection to the host under test.
