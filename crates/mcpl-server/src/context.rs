@@ -203,7 +203,6 @@ impl Context {
     }
 
     /// The same principal, connection and scope, with nothing recorded.
-    #[cfg(feature = "tokio")]
     pub(crate) fn blank(&self) -> Context {
         Context {
             principal: self.principal.clone(),
@@ -215,6 +214,16 @@ impl Context {
             others: Vec::new(),
             after_commit: AfterCommit::default(),
             cancelled: self.cancelled.clone(),
+        }
+    }
+
+    /// The same context with everything recorded but the hooks (for a step that runs
+    /// again: the hooks run once, from the first run).
+    pub(crate) fn duplicate(&self) -> Context {
+        Context {
+            own: self.own.clone(),
+            others: self.others.clone(),
+            ..self.blank()
         }
     }
 

@@ -188,10 +188,10 @@ pub use decl::{Catalog, Declarations, ToolDef, ToolsetDef};
 pub use error::Error;
 pub use principal::{ConnectionId, Identity, Principal, PrincipalScope, TokenMap};
 pub use schema::Schema;
-pub use server::{DEFAULT_ENDED_TTL, Server, ServerConfig};
+pub use server::{DEFAULT_ENDED_TTL, Removed, Server, ServerConfig};
 pub use session::{Effect, Session, TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
 pub use store::{
-    MemoryStore, OpenKey, OpenState, Opener, PrincipalState, PrincipalStore, StoredEnd, ToolState,
-    with_state,
+    MemoryStore, OpenKey, OpenState, Opener, PrincipalState, PrincipalStore, StoreError,
+    StoreFuture, StoredEnd, ToolState, Versioned, WriteSet, Written,
 };
 pub use update::{Event, PrincipalChange, Scoped, Update};

@@ -6,7 +6,8 @@ use crate::decl::Catalog;
 use crate::error::Error;
 use crate::principal::{ConnectionId, Principal};
 use crate::session::Session;
-use crate::store::{MemoryStore, OpenKey, PrincipalState, PrincipalStore, with_state};
+use crate::store::{MemoryStore, OpenKey, PrincipalState, PrincipalStore};
+use mcpl_protocol::rfc014::ToolsetName;
 use crate::update::{self, CommitEnv, PrincipalChange, Touch, Update};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -101,9 +102,9 @@ impl Server {
             .clone()
     }
 
-    /// The principal store.
-    pub fn store(&self) -> &dyn PrincipalStore {
-        &*self.inner.store
+    /// The principal store (for the driver; the session core never calls it).
+    pub fn store(&self) -> &Arc<dyn PrincipalStore> {
+        &self.inner.store
     }
 
     /// The settings.
@@ -111,16 +112,16 @@ impl Server {
         &self.inner.config
     }
 
-    /// A session for a new connection of `principal`.
+    /// A session for a new connection of `principal`. Its first effect is
+    /// [`Effect::Load`](crate::Effect::Load): it needs the principal's state before it
+    /// answers anything.
     pub fn session(&self, principal: Principal, connection: ConnectionId, now: Instant) -> Session {
         Session::new(self.clone(), principal, connection, now)
     }
 
-    /// A copy of `principal`'s state (for tests, diagnostics and app code that reads it), as
-    /// the principal's first connection would see it: default-open toolsets open. A read:
-    /// the store is not changed, and a principal nobody has served gets no state.
-    pub fn state(&self, principal: &Principal) -> PrincipalState {
-        let mut state = self.store().get(principal).unwrap_or_default();
+    /// `state` as the principal's first connection sees it: default-open toolsets open
+    /// (§5.1). For reading state a store returned.
+    pub fn seeded(&self, mut state: PrincipalState) -> PrincipalState {
         update::seed(&self.catalog(), &mut state);
         state
     }
@@ -134,47 +135,39 @@ impl Server {
         }
     }
 
-    /// Commits `update` to `principal`'s state on the server's initiative (a bot's move, a
-    /// timer, another principal's action) and returns the change for the driver to hand to
-    /// every session of the principal: they carry it on a push that explains it, or as
-    /// `tools/hints` (§6.2). A bad update changes nothing.
-    pub fn apply(
+    /// Commits `update` to `state`, `principal`'s state as read from the store, on the
+    /// server's initiative (a bot's move, a timer, another principal's action), and returns
+    /// the change for every session of the principal once the caller stored `state`: they
+    /// carry it on a push that explains it, or as `tools/hints` (§6.2). A bad update changes
+    /// nothing. Pure: the driver reads and writes the store around it, and runs it again on
+    /// a fresh copy when another writer got in first.
+    pub fn apply_to(
         &self,
         now: Instant,
         principal: &Principal,
-        update: Update,
-    ) -> Result<PrincipalChange, Error> {
-        self.apply_from(now, principal, update, None)
-    }
-
-    pub(crate) fn apply_from(
-        &self,
-        now: Instant,
-        principal: &Principal,
-        update: Update,
-        origin: Option<ConnectionId>,
+        state: &mut PrincipalState,
+        update: &Update,
     ) -> Result<PrincipalChange, Error> {
         let catalog = self.catalog();
         let env = self.env(&catalog, now);
-        let touches = with_state(self.store(), principal, |s| {
-            update::seed(&catalog, s);
-            update::commit(&env, s, &update)
-        })?;
+        update::seed(&catalog, state);
+        let touches = update::commit(&env, state, update)?;
         Ok(PrincipalChange {
             principal: principal.clone(),
-            origin,
+            origin: None,
             touches,
-            event: update.event,
-            suggest: update.suggest,
+            event: update.event.clone(),
+            suggest: update.suggest.clone(),
+            state: None,
         })
     }
 
-    /// Replaces the declarations (vector 31). Open instances of toolsets that were removed, or
-    /// lost or gained `instances`, end for every principal in the store, with `ended`
-    /// records; the returned changes carry those ends to their sessions. Then tell every
-    /// session through [`Session::handle_catalog_change`], which announces
-    /// `mcpl/manifestChanged`.
-    pub fn replace_catalog(&self, now: Instant, catalog: Catalog) -> Vec<PrincipalChange> {
+    /// Replaces the declarations (vector 31) and returns what went: toolsets that were
+    /// removed, or lost or gained `instances`. Their open instances must end for every
+    /// principal with state: run [`end_removed`](Self::end_removed) on each principal's
+    /// stored state, store it, and hand the change to its sessions. Then tell every session
+    /// through [`Session::handle_catalog_change`], which announces `mcpl/manifestChanged`.
+    pub fn replace_catalog(&self, catalog: Catalog) -> Removed {
         let new = Arc::new(catalog);
         let old = {
             let mut slot = self
@@ -184,7 +177,7 @@ impl Server {
                 .unwrap_or_else(|p| p.into_inner());
             std::mem::replace(&mut *slot, new.clone())
         };
-        let gone: Vec<_> = old
+        let toolsets = old
             .toolsets
             .values()
             .filter(|t| {
@@ -193,42 +186,65 @@ impl Server {
             })
             .map(|t| t.name.clone())
             .collect();
-        let mut changes = Vec::new();
-        if gone.is_empty() {
-            return changes;
-        }
-        let env = self.env(&old, now);
-        for principal in &self.store().principals() {
-            let touches = with_state(self.store(), principal, |s| {
-                let keys: Vec<OpenKey> = s
-                    .open
-                    .keys()
-                    .filter(|k| gone.contains(&k.toolset))
-                    .cloned()
-                    .collect();
-                let reason = "the server no longer offers this toolset".to_owned();
-                keys.into_iter()
-                    .filter_map(|key| {
-                        let id = update::end(&env, s, &key, Some(reason.clone()))?;
-                        Some(Touch::State {
-                            key,
-                            tools: true,
-                            ended: Some(id),
-                            reason: Some(reason.clone()),
-                        })
-                    })
-                    .collect::<Vec<_>>()
-            });
-            if !touches.is_empty() {
-                changes.push(PrincipalChange {
-                    principal: principal.clone(),
-                    origin: None,
-                    touches,
-                    event: None,
-                    suggest: Vec::new(),
-                });
-            }
-        }
-        changes
+        Removed { toolsets, old }
+    }
+
+    /// Ends, in `state` (`principal`'s stored state), whatever is open of the toolsets
+    /// `removed` names, with `ended` records; the change for the principal's sessions, or
+    /// `None` when nothing of them was open. Pure, like [`apply_to`](Self::apply_to).
+    pub fn end_removed(
+        &self,
+        now: Instant,
+        removed: &Removed,
+        principal: &Principal,
+        state: &mut PrincipalState,
+    ) -> Option<PrincipalChange> {
+        let env = self.env(&removed.old, now);
+        let keys: Vec<OpenKey> = state
+            .open
+            .keys()
+            .filter(|k| removed.toolsets.contains(&k.toolset))
+            .cloned()
+            .collect();
+        let reason = "the server no longer offers this toolset".to_owned();
+        let touches: Vec<Touch> = keys
+            .into_iter()
+            .filter_map(|key| {
+                let id = update::end(&env, state, &key, Some(reason.clone()))?;
+                Some(Touch::State {
+                    key,
+                    tools: true,
+                    ended: Some(id),
+                    reason: Some(reason.clone()),
+                })
+            })
+            .collect();
+        (!touches.is_empty()).then(|| PrincipalChange {
+            principal: principal.clone(),
+            origin: None,
+            touches,
+            event: None,
+            suggest: Vec::new(),
+            state: None,
+        })
+    }
+}
+
+/// Toolsets a [`Server::replace_catalog`] took away, with the declarations they had.
+#[derive(Debug, Clone)]
+pub struct Removed {
+    toolsets: Vec<ToolsetName>,
+    old: Arc<Catalog>,
+}
+
+impl Removed {
+    /// Whether nothing went (then no principal's state changes).
+    pub fn is_empty(&self) -> bool {
+        self.toolsets.is_empty()
+    }
+
+    /// The toolsets that went.
+    pub fn toolsets(&self) -> &[ToolsetName] {
+        &self.toolsets
     }
 }
