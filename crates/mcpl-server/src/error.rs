@@ -25,6 +25,9 @@ pub enum Error {
         /// The reply kind it needs.
         expected: &'static str,
     },
+    /// The principal store could not be reached (driver only).
+    #[error("store: {0}")]
+    Store(String),
     /// A transport failed (driver only).
     #[error("transport: {0}")]
     Transport(String),
