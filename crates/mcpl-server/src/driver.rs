@@ -399,6 +399,7 @@ async fn apply(
             event: update.event.clone(),
             suggest: update.suggest.clone(),
             state: None,
+            restated: false,
         };
         hub.publish(change);
         return Ok(());

@@ -159,6 +159,7 @@ impl Server {
             event: update.event.clone(),
             suggest: update.suggest.clone(),
             state: None,
+            restated: false,
         })
     }
 
@@ -226,6 +227,7 @@ impl Server {
             event: None,
             suggest: Vec::new(),
             state: None,
+            restated: false,
         })
     }
 }

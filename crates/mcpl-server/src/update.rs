@@ -280,6 +280,9 @@ pub struct PrincipalChange {
     pub(crate) suggest: Vec<SuggestEntry>,
     /// The principal's state as stored by the commit, when the sender has it.
     pub(crate) state: Option<Arc<Versioned>>,
+    /// A restatement after an outage ([`PrincipalChange::restate`]): its state replaces the
+    /// session's copy whatever the versions say, changes kept only there included.
+    pub(crate) restated: bool,
 }
 
 impl PrincipalChange {
@@ -315,7 +318,9 @@ impl PrincipalChange {
     /// toolset or instance in `keys` (open with its title and every tool, or closed) and each
     /// tool outside toolsets in `free` (visibility and definition). For a relay that may have
     /// missed changes (a replica that lost its Redis connection): its connections then get
-    /// the current state as ordinary hint changes on their next revs (§5.6).
+    /// the current state as ordinary hint changes on their next revs (§5.6). Attach the
+    /// state as the store holds it ([`with_state`](Self::with_state)): sessions take it in
+    /// place of their copy, dropping changes they could not store meanwhile.
     pub fn restate(
         principal: Principal,
         keys: impl IntoIterator<Item = OpenKey>,
@@ -342,6 +347,7 @@ impl PrincipalChange {
             event: None,
             suggest: Vec::new(),
             state: None,
+            restated: true,
         }
     }
 
@@ -369,6 +375,7 @@ impl PrincipalChange {
             event: wire.event,
             suggest: wire.suggest,
             state: None,
+            restated: false,
         })
     }
 }
@@ -702,6 +709,7 @@ mod tests {
             event: Some(Event::text("White resigned.").about("game", Some("g1"))),
             suggest: suggest.suggest,
             state: None,
+            restated: false,
         }
     }
 

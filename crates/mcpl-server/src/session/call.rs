@@ -358,6 +358,7 @@ impl Session {
             event: own.event,
             suggest: own.suggest,
             state: None,
+            restated: false,
         });
         let mut first_err = bad;
         let catalog = self.server.catalog();

@@ -433,7 +433,11 @@ impl Session {
 
     fn principal_change(&mut self, now: Instant, change: &PrincipalChange) {
         if let Some(stored) = &change.state {
-            self.adopt(stored);
+            if change.restated {
+                self.restate_from(stored);
+            } else {
+                self.adopt(stored);
+            }
         }
         if self.disconnected
             || change.principal != self.principal

@@ -115,6 +115,13 @@ impl Session {
         }
     }
 
+    /// Takes `stored` as the session's copy whatever the versions say: the store's state
+    /// after an outage, which wins over changes this session could not store.
+    pub(super) fn restate_from(&mut self, stored: &Versioned) {
+        self.dirty = false;
+        self.take_state(stored.clone());
+    }
+
     fn take_state(&mut self, stored: Versioned) {
         self.state = stored.state;
         self.version = stored.version;
