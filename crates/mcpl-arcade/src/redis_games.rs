@@ -96,11 +96,7 @@ pub async fn start_on_redis(
     prefix: &str,
     conformance: bool,
 ) -> Result<RedisArcade, ArcadeError> {
-    let (owned_url, owned_prefix) = (url.to_owned(), prefix.to_owned());
-    // Connecting blocks (up to the store's timeout): off the runtime's workers.
-    let opened = tokio::task::spawn_blocking(move || RedisStore::open(&owned_url, &owned_prefix))
-        .await
-        .map_err(|e| GameStoreError(format!("opening the store failed: {e}")))?;
+    let opened = RedisStore::open(url, prefix).await;
     let store = Arc::new(opened.map_err(|e| GameStoreError(e.to_string()))?);
     let backing = Backing {
         principals: store.clone(),

@@ -173,6 +173,7 @@ mod decl;
 #[cfg(feature = "tokio")]
 pub mod driver;
 mod error;
+mod local;
 mod principal;
 mod schema;
 mod server;
