@@ -115,17 +115,24 @@ async fn s5_6_racing_moves_on_two_replicas_conflict_retry_and_lose_nothing() {
     let mut hosts = Vec::new();
     for n in 0..PRINCIPALS {
         let id = format!("p{n}");
-        let on_a = Arc::new(connect(&a, &id).await);
-        let on_b = Arc::new(connect(&b, &id).await);
-        // Each principal opens its side of the shared game on one replica.
-        let opener = if n % 2 == 0 { &on_a } else { &on_b };
+        let mut on_a = connect(&a, &id).await;
+        let mut on_b = connect(&b, &id).await;
+        // Each principal opens its side of the shared game on one replica; the other
+        // replica's connection hears of it before the race starts.
+        let (opener, other) = if n % 2 == 0 {
+            (&on_a, &mut on_b)
+        } else {
+            (&on_b, &mut on_a)
+        };
         opener
             .ask(
                 "toolsets/open",
                 json!({"toolset": "game", "instance": game_of(n)}),
             )
             .await;
-        hosts.push((n, on_a, on_b));
+        let heard = other.next_hints().await;
+        assert_eq!(heard["toolsets"][0]["state"], json!("open"), "{heard}");
+        hosts.push((n, Arc::new(on_a), Arc::new(on_b)));
     }
 
     // Every connection plays at once.
@@ -147,9 +154,8 @@ async fn s5_6_racing_moves_on_two_replicas_conflict_retry_and_lose_nothing() {
                         .await
                         .expect("every move is answered");
                     let text = played.value["content"][0]["text"].as_str().unwrap_or("");
-                    if text.starts_with("move ") {
-                        acknowledged += 1;
-                    }
+                    assert!(text.starts_with("move "), "{}", played.value);
+                    acknowledged += 1;
                 }
                 (game, acknowledged)
             }));
