@@ -10,7 +10,8 @@
 //! task per [`Handle`]: read the principal's state, [`Server::apply_to`], write it if its
 //! version is unchanged, and on a conflict run again on the state the store returned.
 
-use crate::context::{Call, CallId, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
+use crate::context::{Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
+use crate::principal::CallId;
 use crate::decl::Catalog;
 use crate::error::Error;
 use crate::principal::{ConnectionId, Identity, Principal};

@@ -1,6 +1,6 @@
 //! The crate's error type, and the one mapping of refusals to JSON-RPC error objects.
 
-use crate::context::CallId;
+use crate::principal::CallId;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 
 /// What can go wrong at the SDK's boundary. A peer's fault never comes back as `Err`: it

@@ -178,19 +178,19 @@ mod principal;
 mod schema;
 mod server;
 mod session;
+mod shared;
 mod store;
 mod update;
 
 pub use clock::{WallClock, iso8601};
-pub use context::{
-    AfterCommit, Call, CallId, CallKind, CloseReply, Context, OpenReply, Outcome, Reply,
-};
-pub use decl::{Catalog, Declarations, ToolDef, ToolsetDef};
+pub use context::{AfterCommit, Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
+pub use decl::{Catalog, Declarations, TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN, ToolDef, ToolsetDef};
 pub use error::Error;
-pub use principal::{ConnectionId, Identity, Principal, PrincipalScope, TokenMap};
+pub use principal::{CallId, ConnectionId, Identity, Principal, PrincipalScope, TokenMap};
 pub use schema::Schema;
-pub use server::{DEFAULT_ENDED_TTL, Removed, Server, ServerConfig};
-pub use session::{Effect, Session, TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
+pub use server::{Removed, Server};
+pub use shared::{DEFAULT_ENDED_TTL, ServerConfig};
+pub use session::{Effect, Session};
 pub use store::{
     MemoryStore, OpenKey, OpenState, Opener, PrincipalState, PrincipalStore, StoreError,
     StoreFuture, StoredEnd, ToolState, Versioned, WriteSet, Written,

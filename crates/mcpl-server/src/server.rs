@@ -1,7 +1,6 @@
-//! The shared half of a server: declarations, the principal store and settings. Each
-//! connection's [`Session`] holds a clone.
+//! [`Server`]: a server's declarations, principal store and settings (the `shared` half),
+//! the sessions it makes, and the pure commits a driver runs around store reads and writes.
 
-use crate::clock::WallClock;
 use crate::decl::Catalog;
 use crate::error::Error;
 use crate::principal::{ConnectionId, Principal};
@@ -9,65 +8,21 @@ use crate::session::Session;
 use crate::store::{MemoryStore, OpenKey, PrincipalState, PrincipalStore};
 use mcpl_protocol::rfc014::ToolsetName;
 use crate::update::{self, CommitEnv, PrincipalChange, Touch, Update};
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
-
-/// How long ended records stay listed unless configured otherwise (§5.3: an hour).
-pub const DEFAULT_ENDED_TTL: Duration = Duration::from_secs(3600);
-
-/// How many instances one principal may have open at once unless configured otherwise.
-pub(crate) const DEFAULT_MAX_OPEN_INSTANCES: usize = 128;
-
-/// How many `push/event` requests one connection may have unanswered unless configured
-/// otherwise.
-pub(crate) const DEFAULT_MAX_PENDING_EVENTS: usize = 256;
-
-/// Server-wide settings.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// How long an ended record stays in `toolsets/list` (§5.3).
-    pub ended_ttl: Duration,
-    /// Anchors `now` to wall-clock time, for timestamps.
-    pub clock: WallClock,
-    /// The most instances (of instanced toolsets) one principal may have open at once. A
-    /// host's open past it is refused with an error naming the limit; opens of toolsets
-    /// without instances, adoptions and what app code opens itself are not counted against it.
-    pub max_open_instances: usize,
-    /// The most `push/event` requests one connection may have unanswered. Past it, a change
-    /// goes as `tools/hints` without its event (the hints are never held back) and the drop
-    /// is logged; pushes resume as the host answers.
-    pub max_pending_events: usize,
-}
-
-impl ServerConfig {
-    /// Default settings with `clock`.
-    pub fn new(clock: WallClock) -> Self {
-        ServerConfig {
-            ended_ttl: DEFAULT_ENDED_TTL,
-            clock,
-            max_open_instances: DEFAULT_MAX_OPEN_INSTANCES,
-            max_pending_events: DEFAULT_MAX_PENDING_EVENTS,
-        }
-    }
-}
-
-struct Inner {
-    catalog: RwLock<Arc<Catalog>>,
-    store: Arc<dyn PrincipalStore>,
-    config: ServerConfig,
-}
+use crate::shared::{ServerConfig, Shared};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// A server: its declarations, its principal store and its settings. Cheap to clone; every
 /// connection's [`Session`] shares it.
 #[derive(Clone)]
 pub struct Server {
-    inner: Arc<Inner>,
+    inner: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("config", &self.inner.config)
+            .field("config", self.inner.config())
             .finish_non_exhaustive()
     }
 }
@@ -85,38 +40,30 @@ impl Server {
         store: Arc<dyn PrincipalStore>,
     ) -> Self {
         Server {
-            inner: Arc::new(Inner {
-                catalog: RwLock::new(Arc::new(catalog)),
-                store,
-                config,
-            }),
+            inner: Arc::new(Shared::new(catalog, config, store)),
         }
     }
 
     /// The declarations in force.
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.inner
-            .catalog
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.inner.catalog()
     }
 
     /// The principal store (for the driver; the session core never calls it).
     pub fn store(&self) -> &Arc<dyn PrincipalStore> {
-        &self.inner.store
+        self.inner.store()
     }
 
     /// The settings.
     pub fn config(&self) -> &ServerConfig {
-        &self.inner.config
+        self.inner.config()
     }
 
     /// A session for a new connection of `principal`. Its first effect is
     /// [`Effect::Load`](crate::Effect::Load): it needs the principal's state before it
     /// answers anything.
     pub fn session(&self, principal: Principal, connection: ConnectionId, now: Instant) -> Session {
-        Session::new(self.clone(), principal, connection, now)
+        Session::new(self.inner.clone(), principal, connection, now)
     }
 
     /// `state` as the principal's first connection sees it: default-open toolsets open
@@ -127,12 +74,7 @@ impl Server {
     }
 
     pub(crate) fn env<'a>(&'a self, catalog: &'a Catalog, now: Instant) -> CommitEnv<'a> {
-        CommitEnv {
-            catalog,
-            now,
-            clock: &self.inner.config.clock,
-            ended_ttl: self.inner.config.ended_ttl,
-        }
+        self.inner.env(catalog, now)
     }
 
     /// Commits `update` to `state`, `principal`'s state as read from the store, on the
@@ -170,14 +112,7 @@ impl Server {
     /// through [`Session::handle_catalog_change`], which announces `mcpl/manifestChanged`.
     pub fn replace_catalog(&self, catalog: Catalog) -> Removed {
         let new = Arc::new(catalog);
-        let old = {
-            let mut slot = self
-                .inner
-                .catalog
-                .write()
-                .unwrap_or_else(|p| p.into_inner());
-            std::mem::replace(&mut *slot, new.clone())
-        };
+        let old = self.inner.replace(new.clone());
         let toolsets = old
             .toolsets
             .values()

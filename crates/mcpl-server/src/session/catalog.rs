@@ -19,12 +19,7 @@ use mcpl_protocol::rfc014::ToolHintsMeta;
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 
-/// §11: the compatibility tool that opens (or adopts) and makes current.
-pub const TOOLSET_OPEN: &str = "toolset_open";
-/// §11: the compatibility tool that closes.
-pub const TOOLSET_CLOSE: &str = "toolset_close";
-/// §11: the compatibility tool that only chooses among open instances.
-pub const TOOLSET_CHOOSE: &str = "toolset_choose";
+pub(super) use crate::decl::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
 
 fn compat_tools(catalog: &Catalog) -> Vec<Tool> {
     let names: Vec<Value> = catalog

@@ -16,10 +16,11 @@ mod statement;
 mod step;
 mod toolsets;
 
-use crate::context::{AfterCommit, Call, CallId, Context, Outcome};
+use crate::context::{AfterCommit, Call, Context, Outcome};
+use crate::principal::CallId;
 use crate::error::{Error, Refusal};
 use crate::principal::{ConnectionId, Principal};
-use crate::server::Server;
+use crate::shared::Shared;
 use crate::store::{OpenKey, PrincipalState, WriteSet};
 use crate::update::{PrincipalChange, Update};
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
@@ -33,7 +34,6 @@ use std::time::Instant;
 
 pub(crate) use call::PlannedCall;
 use step::{Input, Staged};
-pub use catalog::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
 
 /// What the session asks its driver to do. Drain with [`Session::poll_effect`] and handle
 /// each in order.
@@ -129,7 +129,7 @@ enum Pending {
 /// tool error and changes nothing. `Err` is returned for caller misuse only.
 #[derive(Debug)]
 pub struct Session {
-    server: Server,
+    server: Arc<Shared>,
     principal: Principal,
     connection: ConnectionId,
     host: Host,
@@ -169,7 +169,7 @@ pub struct Session {
 
 impl Session {
     pub(crate) fn new(
-        server: Server,
+        server: Arc<Shared>,
         principal: Principal,
         connection: ConnectionId,
         _now: Instant,

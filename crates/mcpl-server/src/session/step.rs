@@ -12,7 +12,8 @@
 //! session's copy until a later write gets through.
 
 use super::{Effect, Host, Pending, Session};
-use crate::context::{CallId, Outcome};
+use crate::context::Outcome;
+use crate::principal::CallId;
 use crate::error::Error;
 use crate::store::{Versioned, WriteSet};
 use crate::update::{PrincipalChange, seed};
