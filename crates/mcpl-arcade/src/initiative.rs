@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use mcpl_server::{Event, Principal, Update};
 
-use crate::arcade::{Arcade, BotTurn, describe};
+use crate::arcade::Arcade;
+use crate::lobby::describe;
+use crate::tell::BotTurn;
 use crate::catalog::GO;
 use crate::go::Color;
-use crate::store::GameStoreError;
+use crate::error::GameStoreError;
 use crate::table::{Table, unix_millis};
 use crate::tell::Change;
 

@@ -61,6 +61,7 @@ mod play;
 mod record;
 #[cfg(feature = "redis")]
 mod redis_games;
+mod seat;
 pub mod serve;
 mod store;
 mod table;

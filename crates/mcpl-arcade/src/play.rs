@@ -8,7 +8,8 @@ use std::time::SystemTime;
 
 use mcpl_server::{CloseReply, Event, OpenReply, Principal};
 
-use crate::arcade::{BotTurn, describe};
+use crate::lobby::describe;
+use crate::tell::BotTurn;
 use crate::catalog::GO;
 use crate::error::ArcadeError;
 use crate::go::{Move, Outcome, Point};

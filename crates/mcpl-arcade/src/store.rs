@@ -12,10 +12,21 @@ use std::sync::Mutex;
 use mcpl_server::Principal;
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::GameStoreError;
 use crate::error::ArcadeError;
 use crate::go::{Color, Outcome};
-use crate::lobby::Record;
 use crate::table::Table;
+
+/// One player's results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// Games won.
+    pub wins: u32,
+    /// Games lost.
+    pub losses: u32,
+    /// Games drawn.
+    pub draws: u32,
+}
 
 /// Every game, seat, challenge and standing of one arcade deployment.
 ///
@@ -39,11 +50,6 @@ pub trait GameStore: Send + Sync + 'static {
     /// run's edits are kept. So `f` must only edit the `Games` it is given.
     fn update(&self, f: &mut dyn FnMut(&mut Games)) -> Result<(), GameStoreError>;
 }
-
-/// The games store could not be reached; nothing was changed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the games store is unreachable: {0}")]
-pub struct GameStoreError(pub String);
 
 /// Every game in this process (the default).
 #[derive(Debug, Default)]
