@@ -21,10 +21,10 @@ use crate::challenge::{accept_or_challenge, challenge_args, challenge_step};
 use crate::error::ArcadeError;
 use crate::go::{Bot, BotConfig, Move};
 use crate::lobby::{self, Record};
-pub use crate::tell::BotTurn;
 use crate::options::{GoOptions, Opponent};
 use crate::play::{Wanted, leave, open_vs_bot, play_move};
 use crate::store::{GameStore, GameStoreError, Games, MemoryGames, with_games};
+pub use crate::tell::BotTurn;
 use crate::tell::Tell;
 
 /// How the arcade plays.
@@ -50,7 +50,6 @@ impl Default for ArcadeConfig {
         }
     }
 }
-
 
 /// The arcade: the handlers over a [`GameStore`] that holds every game and standing.
 pub struct Arcade {

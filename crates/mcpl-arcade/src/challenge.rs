@@ -10,10 +10,10 @@ use std::time::SystemTime;
 use mcpl_server::{Event, OpenReply, Principal};
 use serde_json::{Map, Value};
 
-use crate::lobby::instance_for;
 use crate::catalog::GO;
 use crate::error::ArcadeError;
 use crate::go::{BoardSize, Color, Komi};
+use crate::lobby::instance_for;
 use crate::options::{GoOptions, Opponent};
 use crate::store::Games;
 use crate::table::{Seat, Table};

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use mcpl_server::{Event, Principal, Update};
 
 use crate::arcade::Arcade;
-use crate::lobby::describe;
-use crate::tell::BotTurn;
 use crate::catalog::GO;
-use crate::go::Color;
 use crate::error::GameStoreError;
+use crate::go::Color;
+use crate::lobby::describe;
 use crate::table::{Table, unix_millis};
+use crate::tell::BotTurn;
 use crate::tell::Change;
 
 impl Arcade {

@@ -3,8 +3,8 @@
 use mcpl_server::Principal;
 
 use crate::go::{Color, Move, Played};
-pub use crate::store::Record;
 use crate::store::Games;
+pub use crate::store::Record;
 
 /// "You played D4, capturing 2." and the like.
 pub(crate) fn describe(who: &str, played: &Played) -> String {

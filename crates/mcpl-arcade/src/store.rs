@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use mcpl_server::Principal;
 use serde::{Deserialize, Serialize};
 
-pub use crate::error::GameStoreError;
 use crate::error::ArcadeError;
+pub use crate::error::GameStoreError;
 use crate::go::{Color, Outcome};
 use crate::table::Table;
 

@@ -223,7 +223,8 @@ async fn catch_up(store: &RedisStore, connected: Vec<Principal>) -> Vec<Principa
                 free.extend(old.free.keys().cloned());
             }
             keys.extend(now.ended.iter().filter_map(|e| ended_key(&e.record)));
-            changes.push(PrincipalChange::restate(principal, keys, free).with_state(stored.clone()));
+            changes
+                .push(PrincipalChange::restate(principal, keys, free).with_state(stored.clone()));
         }
     }
     changes

@@ -249,7 +249,9 @@ impl RedisStore {
 
     async fn load_remote(&self, principal: &Principal) -> Reply<Versioned> {
         let mut cmd = redis::cmd("HMGET");
-        cmd.arg(self.keys.principal(principal.id())).arg("v").arg("s");
+        cmd.arg(self.keys.principal(principal.id()))
+            .arg("v")
+            .arg("s");
         let (version, text): (Option<u64>, Option<String>) = self.query(&cmd).await?;
         let state = match text {
             Some(text) => codec::decode(&text, self.anchor).map_err(|e| {
@@ -368,7 +370,9 @@ impl PrincipalStore for RedisStore {
                     {
                         // Redis lost the principal (restarted empty): put this replica's copy
                         // back, then let the session run again on it.
-                        self.restore_one(principal, &copy).await.map_err(unreachable)?;
+                        self.restore_one(principal, &copy)
+                            .await
+                            .map_err(unreachable)?;
                         return Ok(Written::Conflict(copy));
                     }
                     self.remember(principal, now.clone());

@@ -109,7 +109,10 @@ async fn s5_6_concurrent_counter_updates_from_two_replicas_lose_nothing() {
     }
     let stored = a.load(&ada).await.unwrap();
     assert_eq!(stored.state.next_ended, 200);
-    assert_eq!(stored.version, 200, "one version per write that went through");
+    assert_eq!(
+        stored.version, 200,
+        "one version per write that went through"
+    );
     assert_eq!(
         a.writes() + b.writes(),
         200,

@@ -11,9 +11,9 @@
 //! version is unchanged, and on a conflict run again on the state the store returned.
 
 use crate::context::{Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
-use crate::principal::CallId;
 use crate::decl::Catalog;
 use crate::error::Error;
+use crate::principal::CallId;
 use crate::principal::{ConnectionId, Identity, Principal};
 use crate::server::Server;
 use crate::session::{Effect, Session};
@@ -257,7 +257,11 @@ impl Handle {
     fn job(&self, job: Job) {
         let tx = self.hub.jobs.get_or_init(|| {
             let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(commit_jobs(self.server.clone(), Arc::downgrade(&self.hub), rx));
+            tokio::spawn(commit_jobs(
+                self.server.clone(),
+                Arc::downgrade(&self.hub),
+                rx,
+            ));
             tx
         });
         let _ = tx.send(job);

@@ -199,13 +199,15 @@ mod update;
 
 pub use clock::{WallClock, iso8601};
 pub use context::{AfterCommit, Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
-pub use decl::{Catalog, Declarations, TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN, ToolDef, ToolsetDef};
+pub use decl::{
+    Catalog, Declarations, TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN, ToolDef, ToolsetDef,
+};
 pub use error::Error;
 pub use principal::{CallId, ConnectionId, Identity, Principal, PrincipalScope, TokenMap};
 pub use schema::Schema;
 pub use server::{Removed, Server};
-pub use shared::{DEFAULT_ENDED_TTL, ServerConfig};
 pub use session::{Effect, Session};
+pub use shared::{DEFAULT_ENDED_TTL, ServerConfig};
 pub use store::{
     MemoryStore, OpenKey, OpenState, Opener, PrincipalState, PrincipalStore, StoreError,
     StoreFuture, StoredEnd, ToolState, Versioned, WriteSet, Written,

@@ -5,10 +5,10 @@ use crate::decl::Catalog;
 use crate::error::Error;
 use crate::principal::{ConnectionId, Principal};
 use crate::session::Session;
-use crate::store::{MemoryStore, OpenKey, PrincipalState, PrincipalStore};
-use mcpl_protocol::rfc014::ToolsetName;
-use crate::update::{self, CommitEnv, PrincipalChange, Touch, Update};
 use crate::shared::{ServerConfig, Shared};
+use crate::store::{MemoryStore, OpenKey, PrincipalState, PrincipalStore};
+use crate::update::{self, CommitEnv, PrincipalChange, Touch, Update};
+use mcpl_protocol::rfc014::ToolsetName;
 use std::sync::Arc;
 use std::time::Instant;
 

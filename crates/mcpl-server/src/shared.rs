@@ -64,7 +64,11 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(catalog: Catalog, config: ServerConfig, store: Arc<dyn PrincipalStore>) -> Self {
+    pub(crate) fn new(
+        catalog: Catalog,
+        config: ServerConfig,
+        store: Arc<dyn PrincipalStore>,
+    ) -> Self {
         Shared {
             catalog: RwLock::new(Arc::new(catalog)),
             store,

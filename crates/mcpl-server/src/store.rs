@@ -296,14 +296,19 @@ mod tests {
         let ada = Principal::authenticated("ada");
         assert_eq!(store.load_now(&ada).version, 0, "reading creates nothing");
         assert!(store.principals_now().is_empty());
-        let mut state = PrincipalState::default();
-        state.next_instance = 1;
+        let mut state = PrincipalState {
+            next_instance: 1,
+            ..PrincipalState::default()
+        };
         let first = WriteSet {
             principal: ada.clone(),
             read: 0,
             state: Some(state.clone()),
         };
-        assert!(matches!(store.write_now(&first), Written::Done { version: 1 }));
+        assert!(matches!(
+            store.write_now(&first),
+            Written::Done { version: 1 }
+        ));
         // A second writer that also read version 0 loses, and sees the winner's state.
         state.next_instance = 9;
         let stale = WriteSet {
@@ -323,7 +328,10 @@ mod tests {
             read: 1,
             state: None,
         };
-        assert!(matches!(store.write_now(&forget), Written::Done { version: 0 }));
+        assert!(matches!(
+            store.write_now(&forget),
+            Written::Done { version: 0 }
+        ));
         assert!(store.principals_now().is_empty());
     }
 }

@@ -1063,11 +1063,7 @@ fn s5_3_ended_records_leave_the_store_when_the_session_times_out() {
     )
     .unwrap();
     w.advance(Duration::from_secs(59));
-    assert_eq!(
-        w.state(&ada()).ended.len(),
-        1,
-        "kept until it expires"
-    );
+    assert_eq!(w.state(&ada()).ended.len(), 1, "kept until it expires");
     w.advance(Duration::from_secs(1));
     assert!(
         w.state(&ada()).ended.is_empty(),

@@ -34,7 +34,10 @@ fn s5_6_a_session_runs_with_no_store_at_all() {
     assert!(matches!(asked.as_slice(), [Effect::Load(p)] if *p == ada()));
     // Input before the state arrives waits for it.
     s.handle_message(w.now, request(1, "initialize", initialize()));
-    assert!(s.poll_effect().is_none(), "nothing runs before the state is in");
+    assert!(
+        s.poll_effect().is_none(),
+        "nothing runs before the state is in"
+    );
     s.handle_state(w.now, Versioned::default());
     // `initialize` read the state; seeding the default-open `tips` is this step's write.
     let out = effects(&mut s);
@@ -93,7 +96,10 @@ fn s5_2_a_write_conflict_runs_the_step_again_on_the_newer_state() {
         }
     }
     let stale = w.conns[b].session.state_version();
-    assert!(stale < w.store.load_now(&ada()).version, "b holds an older copy");
+    assert!(
+        stale < w.store.load_now(&ada()).version,
+        "b holds an older copy"
+    );
     let id = w.send_request(
         b,
         "toolsets/open",
@@ -110,8 +116,16 @@ fn s5_2_a_write_conflict_runs_the_step_again_on_the_newer_state() {
     w.conns[b].session.handle_conflict(t, now);
     w.drive();
     let err = w.response(b, &id).expect("answered").unwrap_err();
-    assert!(err.message.contains("still being opened"), "{}", err.message);
-    assert_eq!(w.conns[b].session.rev().get(), 0, "the first run's rev was put back");
+    assert!(
+        err.message.contains("still being opened"),
+        "{}",
+        err.message
+    );
+    assert_eq!(
+        w.conns[b].session.rev().get(),
+        0,
+        "the first run's rev was put back"
+    );
     assert_eq!(w.held.len(), 1, "only a's open handler runs");
 }
 
@@ -134,7 +148,8 @@ fn s5_6_an_unreachable_store_refuses_opens_saying_so_and_changes_nothing() {
     w.drive();
     let err = w.response(h, &id).expect("answered").unwrap_err();
     assert!(
-        err.message.contains("store is unreachable (connection refused)"),
+        err.message
+            .contains("store is unreachable (connection refused)"),
         "{}",
         err.message
     );

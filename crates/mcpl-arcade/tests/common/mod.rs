@@ -248,7 +248,9 @@ impl World {
             for i in 0..self.conns.len() {
                 while let Some(effect) = self.conns[i].session.poll_effect() {
                     progressed = true;
-                    let Some(effect) = self.store.serve(self.now, &mut self.conns[i].session, effect)
+                    let Some(effect) =
+                        self.store
+                            .serve(self.now, &mut self.conns[i].session, effect)
                     else {
                         continue;
                     };

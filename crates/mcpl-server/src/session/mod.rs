@@ -17,8 +17,8 @@ mod step;
 mod toolsets;
 
 use crate::context::{AfterCommit, Call, Context, Outcome};
-use crate::principal::CallId;
 use crate::error::{Error, Refusal};
+use crate::principal::CallId;
 use crate::principal::{ConnectionId, Principal};
 use crate::shared::Shared;
 use crate::store::{OpenKey, PrincipalState, WriteSet};
@@ -385,7 +385,7 @@ impl Session {
         if !self.calls.contains_key(&call) && !self.inbox_has_call(call) {
             return Err(Error::UnknownCall(call));
         }
-        self.submit(Input::CallDone(now, call, outcome))
+        self.submit(Input::CallDone(now, call, Box::new(outcome)))
     }
 
     fn call_done(&mut self, now: Instant, call: CallId, mut outcome: Outcome) -> Result<(), Error> {

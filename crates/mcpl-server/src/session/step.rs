@@ -13,8 +13,8 @@
 
 use super::{Effect, Host, Pending, Session};
 use crate::context::Outcome;
-use crate::principal::CallId;
 use crate::error::Error;
+use crate::principal::CallId;
 use crate::store::{Versioned, WriteSet};
 use crate::update::{PrincipalChange, seed};
 use mcpl_protocol::jsonrpc::{Message, RequestId};
@@ -29,7 +29,7 @@ use std::time::Instant;
 #[derive(Debug)]
 pub(super) enum Input {
     Message(Instant, Message),
-    CallDone(Instant, CallId, Outcome),
+    CallDone(Instant, CallId, Box<Outcome>),
     Change(Instant, PrincipalChange),
     Catalog(Instant),
     Timeout(Instant),
@@ -41,7 +41,7 @@ impl Input {
     fn duplicate(&self) -> Input {
         match self {
             Input::Message(t, m) => Input::Message(*t, m.clone()),
-            Input::CallDone(t, c, o) => Input::CallDone(*t, *c, o.duplicate()),
+            Input::CallDone(t, c, o) => Input::CallDone(*t, *c, Box::new(o.duplicate())),
             Input::Change(t, c) => Input::Change(*t, c.clone()),
             Input::Catalog(t) => Input::Catalog(*t),
             Input::Timeout(t) => Input::Timeout(*t),
@@ -285,7 +285,7 @@ impl Session {
                     self.message(now, m);
                     Ok(())
                 }
-                Input::CallDone(now, call, outcome) => self.call_done(now, call, outcome),
+                Input::CallDone(now, call, outcome) => self.call_done(now, call, *outcome),
                 Input::Change(now, change) => {
                     self.principal_change(now, &change);
                     Ok(())

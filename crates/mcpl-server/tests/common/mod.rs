@@ -6,12 +6,12 @@
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{
-    Call, CallKind, CloseReply, ConnectionId, Declarations, Effect, Event, MemoryStore,
-    OpenReply, Outcome, Principal, PrincipalChange, PrincipalState, Reply, Server, ServerConfig,
-    Session, ToolDef, ToolsetDef, Update, Versioned, WallClock, WriteSet, Written,
+    Call, CallKind, CloseReply, ConnectionId, Declarations, Effect, Event, MemoryStore, OpenReply,
+    Outcome, Principal, PrincipalChange, PrincipalState, Reply, Server, ServerConfig, Session,
+    ToolDef, ToolsetDef, Update, Versioned, WallClock, WriteSet, Written,
 };
-use std::sync::Arc;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 /// The test world's declarations: a Go-like instanced toolset `game`, a default-open `tips`,
