@@ -111,6 +111,25 @@ impl Games {
         &self.standings
     }
 
+    /// The games from their parts: tables by number, standings by player, and the last
+    /// table number handed out (for a store that keeps them apart).
+    pub fn from_parts(
+        tables: BTreeMap<u64, Table>,
+        standings: BTreeMap<String, Record>,
+        next_table: u64,
+    ) -> Self {
+        Games {
+            tables,
+            standings,
+            next_table,
+        }
+    }
+
+    /// The last table number handed out.
+    pub fn next_table(&self) -> u64 {
+        self.next_table
+    }
+
     pub(crate) fn table_mut(&mut self, id: u64) -> Option<&mut Table> {
         self.tables.get_mut(&id)
     }

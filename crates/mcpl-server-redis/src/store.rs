@@ -190,6 +190,17 @@ impl RedisStore {
         copies.insert(principal.clone(), stored);
     }
 
+    /// Records whether a command of an app's own (on a connection of its own) reached
+    /// Redis, so [`is_available`](Self::is_available) covers it too: one Redis, one answer.
+    pub fn report_reachable(&self, reachable: bool) {
+        let result: Reply<()> = if reachable {
+            Ok(())
+        } else {
+            Err(timed_out("an app's command"))
+        };
+        self.note(&result);
+    }
+
     /// Records whether a command reached Redis ([`is_available`](Self::is_available)).
     /// Documents note theirs here too: one Redis, one answer.
     pub(crate) fn note<T>(&self, result: &Reply<T>) {

@@ -320,7 +320,8 @@ impl Session {
         let Context { own, others, .. } = context;
         let catalog = self.server.catalog();
         let env = self.server.env(&catalog, now);
-        self.dirty = true;
+        // An update that records nothing changes no state, and needs no write.
+        self.dirty |= !own.ops.is_empty();
         let (touches, bad) = match crate::update::commit(&env, &mut self.state, &own) {
             Ok(t) => (t, None),
             Err(e) => (Vec::new(), Some(e)),
