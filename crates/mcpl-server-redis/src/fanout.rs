@@ -168,10 +168,14 @@ async fn subscribe(
                     if let Some((version, text)) = &wire.stored
                         && let Ok(state) = codec::decode(text, store.anchor())
                     {
-                        change = change.with_state(Versioned {
+                        let stored = Versioned {
                             state,
                             version: *version,
-                        });
+                        };
+                        // What another replica stored is this replica's copy too: after an
+                        // outage, `restore` must not write back an older one.
+                        store.remember(change.principal(), stored.clone());
+                        change = change.with_state(stored);
                     }
                     handle.deliver(change);
                 }

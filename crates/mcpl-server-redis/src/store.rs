@@ -185,9 +185,15 @@ impl RedisStore {
         copies.get(principal).cloned()
     }
 
-    fn remember(&self, principal: &Principal, stored: Versioned) {
+    /// Keeps `stored` as this replica's copy of `principal` unless the copy is newer.
+    pub(crate) fn remember(&self, principal: &Principal, stored: Versioned) {
         let mut copies = self.copies.lock().unwrap_or_else(|p| p.into_inner());
-        copies.insert(principal.clone(), stored);
+        match copies.get(principal) {
+            Some(copy) if copy.version > stored.version => {}
+            _ => {
+                copies.insert(principal.clone(), stored);
+            }
+        }
     }
 
     /// Records whether a command of an app's own (on a connection of its own) reached
@@ -390,17 +396,8 @@ impl PrincipalStore for RedisStore {
                     Ok(Written::Conflict(now))
                 }
                 Err(e) => {
-                    // Keep what the session meant to write: it stays in its copy too, and
-                    // `restore` writes it back if Redis comes back without the principal.
-                    if let Some(state) = &write.state {
-                        self.remember(
-                            principal,
-                            Versioned {
-                                state: state.clone(),
-                                version: write.read,
-                            },
-                        );
-                    }
+                    // Nothing is remembered of a write that did not happen: the session runs
+                    // its step again without it (an open it started must not come back).
                     Err(unreachable(e))
                 }
             }

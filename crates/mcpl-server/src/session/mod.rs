@@ -417,7 +417,7 @@ impl Session {
     }
 
     /// Feeds a change published by another session or by the server ([`Effect::Publish`],
-    /// [`Server::apply`]). Changes of other principals, and this session's own, are ignored.
+    /// [`Server::apply_to`]). Changes of other principals, and this session's own, are ignored.
     /// Queues a push that carries the hints where `pushEvents` is granted and an event
     /// explains them, else `tools/hints` (§6.2); nothing for hosts without `toolHints` but
     /// the event itself (§6.3).
