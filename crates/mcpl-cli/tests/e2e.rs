@@ -49,6 +49,25 @@ fn s8_6_python_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_lis
     assert!(out.contains("The bot played"), "{out}");
 }
 
+/// The Python MCP SDK client over `mcpl surface --config`: a tokened arcade on Streamable
+/// HTTP and one on WebSocket, every TCP link cut mid-game by the test's relay; the next moves
+/// play on in the same games, and a server whose command does not exist is named by look.
+#[test]
+fn h28_python_sdk_client_plays_on_after_a_relay_cuts_every_link_to_tokened_backends() {
+    let python = root().join(".venv/bin/python");
+    let sdk_ok = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import mcp"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !sdk_ok {
+        println!("skipped: the Python MCP SDK is not installed in .venv (run scripts/test)");
+        return;
+    }
+    let out = run_client(&python, "relay_client.py");
+    assert!(out.contains("sock: move 1 before the cut"), "{out}");
+}
+
 #[test]
 fn s8_6_npm_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_list() {
     let sdk = root().join("tests/e2e/node_modules/@modelcontextprotocol/sdk/package.json");
