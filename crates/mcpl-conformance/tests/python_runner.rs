@@ -88,3 +88,15 @@ fn s13_the_python_runner_catches_a_response_without_result_or_error() {
         "{stdout}"
     );
 }
+
+#[test]
+fn v03_the_python_runner_awaits_the_push_and_catches_a_server_that_never_pushes() {
+    let (out, stdout) = run_py(&["--only", "v03", "--", FIXTURE]);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let (out, stdout) = run_py(&["--only", "v03", "--", FIXTURE, "--fault", "never_push"]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("v03 fail") && stdout.contains("push/event"),
+        "{stdout}"
+    );
+}
