@@ -1,9 +1,11 @@
 //! The vectors as data: `conformance/vectors.json` (format `mcpl-rfc014-vectors`, version 1).
 //!
-//! Every vector has its id, title, rule and the sides it binds; the vectors expressible as a
-//! request-and-expectation script also carry `steps`, whose expectations live only in the
-//! file. The server suite runs a vector's steps before its coded check, so a changed
-//! expectation changes the verdict; `conformance/run.py` runs the same steps without Rust.
+//! Every vector has its id, title, rule and the sides it binds, and its expectations: as
+//! `steps` (requests, awaited messages and matchers) for the vectors a script can drive, and
+//! as `expect` (per side, the values the coded checks compare with) for what stays a Rust
+//! procedure. The server suite runs a vector's steps before its coded check, and the checks
+//! read `expect` through [`Wants`] (server) or the host context, so a changed expectation
+//! changes the verdict; `conformance/run.py` runs the same steps without Rust.
 //! `docs/CONFORMANCE.md` describes the format.
 
 use crate::server::Ctx;
