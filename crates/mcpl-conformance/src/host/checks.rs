@@ -20,7 +20,7 @@ pub(crate) struct Ctx<'a> {
     pub nonce: u32,
     /// The checked rule's host expectations: a vector's `expect.host` in the vector file
     /// (`Null` when it has none, so each expectation read fails, naming it), or for a host
-    /// rule (not a vector, so not in the file) [`HOST_RULE_EXPECT`].
+    /// rule (not a vector, so not in the file) [`host_rule_expect`].
     pub wants: Value,
     /// The checked rule's id.
     pub rule: &'static str,
