@@ -120,9 +120,9 @@ async fn s13_each_host_expectation_altered_in_a_copy_fails_the_correct_host() {
     }
     let mut survivors = Vec::new();
     for (id, key) in cases {
+        // The default timeout; the rest as `run_with` sets them.
         let options = Options {
             only: vec![id.clone()],
-            timeout: Duration::from_secs(10),
             wait: Duration::from_secs(2),
             quiet: Duration::from_millis(600),
             vectors: Some(Arc::new(with_altered(&file, &id, "host", &key))),
