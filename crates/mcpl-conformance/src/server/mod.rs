@@ -10,6 +10,7 @@ mod ended;
 mod hints;
 mod names;
 mod statement;
+mod steps;
 mod toolsets;
 
 use crate::catalog::{Rule, Side, VECTORS};
@@ -162,7 +163,7 @@ impl Ctx<'_> {
 /// Runs one check: the vector's steps from the vector file, then its coded check.
 async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
     let vectors = cx.vectors;
-    crate::data::run_steps(cx, vectors, rule.id).await?;
+    steps::run_steps(cx, vectors, rule.id).await?;
     match rule.id {
         "v01" => hints::v01(cx).await,
         "v02" => hints::v02(cx).await,
