@@ -23,7 +23,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::controller::PushEvent;
-use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, WindowItem};
+use crate::presenter::{
+    AgentId, LinkState, Presenter, PresenterConfig, WindowItem, Withheld, needs_ungranted,
+};
 use crate::{ControllerConfig, Error};
 
 /// The embedding agent: where notices go.
@@ -38,9 +40,13 @@ pub trait Agent: Send + 'static {
         false
     }
 
-    /// A server pushed an event; for agents that show pushes as they arrive (for example
-    /// as log messages). Showing it here does not count as telling it.
-    fn pushed(&mut self, _server: &str, _event: &PushEvent) {}
+    /// A server pushed an event; for agents that show pushes as they arrive. Return true
+    /// when this told the agent the event (an MCPL client's own `push/event`): it is then not
+    /// told again as news. Showing it where the model may not read it (a log message) does
+    /// not count: return false.
+    fn pushed(&mut self, _server: &str, _event: &PushEvent) -> bool {
+        false
+    }
 }
 
 /// The default cap on what a result may carry beside its own text, in bytes (H84, H88).
@@ -108,6 +114,7 @@ enum Command {
         peer: Peer,
         events: Events,
         granted: bool,
+        withheld: Vec<Withheld>,
         closed: oneshot::Sender<String>,
     },
     Remove(String),
@@ -177,6 +184,10 @@ impl Host {
             == Some(true);
         let grant = self.policy.grant_push_events && offers_push;
         let mut granted = false;
+        let mut withheld = Vec::new();
+        if let Some(manifest) = cfg.manifest.as_ref().filter(|_| grant) {
+            withheld.extend(needs_ungranted(manifest, &["pushEvents"]));
+        }
         if cfg.manifest.is_some() {
             let params = if grant {
                 FeatureSetsUpdateParams::granting(["pushEvents"])
@@ -190,6 +201,9 @@ impl Host {
                 Ok(receipt) => granted = grant && receipt.value.accepted,
                 Err(e) => {
                     tracing::warn!(server = %cfg.server, error = %e, "initial policy not acknowledged; no grant");
+                    if grant {
+                        withheld = vec![no_policy(cfg.manifest.as_ref(), &e)];
+                    }
                 }
             }
         }
@@ -200,6 +214,7 @@ impl Host {
             peer,
             events,
             granted,
+            withheld,
             closed,
         })?;
         Ok(Connection { closed: rx })
@@ -300,6 +315,26 @@ impl Host {
 
     fn send(&self, c: Command) -> Result<(), Error> {
         self.tx.send(c).map_err(|_| Error::Closed)
+    }
+}
+
+/// Why a server that offers `pushEvents` got no grant: its answer to the initial policy.
+fn no_policy(manifest: Option<&Value>, e: &mcpl_rpc::RpcError) -> Withheld {
+    let version = manifest
+        .and_then(|m| m.get("version"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match e {
+        mcpl_rpc::RpcError::Remote { error, .. } => Withheld::NoPolicy {
+            version,
+            code: Some(error.code),
+            message: error.message.clone(),
+        },
+        other => Withheld::NoPolicy {
+            version,
+            code: None,
+            message: other.to_string(),
+        },
     }
 }
 

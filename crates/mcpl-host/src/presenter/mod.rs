@@ -20,6 +20,7 @@ mod queue;
 mod refusal;
 pub mod render;
 mod window;
+mod withheld;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,6 +39,7 @@ pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
 pub use refusal::{Refusal, Wanted};
 pub use window::{AgentId, WindowItem};
+pub use withheld::{Withheld, needs_ungranted};
 
 /// The bound on one notice's length, in bytes (H73).
 pub fn window_cap() -> usize {
@@ -109,6 +111,8 @@ pub struct Presenter {
     agents: BTreeMap<AgentId, queue::Agent>,
     links: BTreeMap<String, LinkState>,
     ever_up: BTreeSet<String>,
+    /// Per server, the sentences about events it cannot send the agent.
+    withheld: BTreeMap<String, Vec<String>>,
     next_token: u64,
 }
 
