@@ -441,6 +441,14 @@ fn mcpl_9_2_9_4_surface_pushes_name_its_declared_set_are_told_once_and_survive_a
         .collect();
     assert_eq!(ids.len(), h.accepted.len(), "{:?}", h.accepted);
     assert!(ids.iter().all(|i| i.starts_with("surface-")), "{ids:?}");
+    // And the backend's own ids (server SDK: a random prefix per process) differ across its
+    // restart too.
+    let backend: BTreeSet<String> = h
+        .accepted
+        .iter()
+        .map(|p| p["origin"]["eventId"].to_string())
+        .collect();
+    assert_eq!(backend.len(), h.accepted.len(), "{:?}", h.accepted);
     // Told once: an event pushed to this client is never news in an answer too.
     for t in &texts {
         assert!(!t.contains("event from arcade"), "told twice:\n{t}");
