@@ -438,6 +438,9 @@ async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
     assert!(params.get("toolset").is_none(), "{params}");
     assert_eq!(params["origin"]["toolset"], "game", "{params}");
     responder.respond(json!({"accepted": true})).unwrap();
+    // Told once: the event is not news in the next answer as well.
+    let (look, _) = client.call("toolsets_look", json!({})).await;
+    assert!(!look.contains("Rival took c0."), "{look}");
 }
 
 #[tokio::test]
