@@ -6,7 +6,10 @@
 //! - each **agent's window queue**: changes owed as notices, told once and in read order, and
 //!   the changes that ride with a result where the result reaches the agent;
 //! - the **meta-tools**: selector checks, resolution by the two-view rule (§4.2, H37), the
-//!   argument check, and the text of look, refusals and outcomes.
+//!   argument check, and the text of look, refusals and outcomes;
+//! - **withheld events**: per server, why its events cannot reach the agent (an older MCPL
+//!   server without `featureSets/update`, a feature set needing an ungranted capability),
+//!   told once and shown by look.
 //!
 //! Like the controller it reads no clock and performs no I/O.
 
