@@ -198,11 +198,16 @@ impl Host {
                 .request::<FeatureSetsUpdate>(params, self.policy.policy_timeout)
                 .await
             {
-                Ok(receipt) => granted = grant && receipt.value.accepted,
+                Ok(receipt) => {
+                    granted = grant && receipt.value.accepted;
+                    if grant && !granted {
+                        withheld = vec![no_policy(cfg.manifest.as_ref(), None)];
+                    }
+                }
                 Err(e) => {
                     tracing::warn!(server = %cfg.server, error = %e, "initial policy not acknowledged; no grant");
                     if grant {
-                        withheld = vec![no_policy(cfg.manifest.as_ref(), &e)];
+                        withheld = vec![no_policy(cfg.manifest.as_ref(), Some(&e))];
                     }
                 }
             }
@@ -318,19 +323,25 @@ impl Host {
     }
 }
 
-/// Why a server that offers `pushEvents` got no grant: its answer to the initial policy.
-fn no_policy(manifest: Option<&Value>, e: &mcpl_rpc::RpcError) -> Withheld {
+/// Why a server that offers `pushEvents` got no grant: its error answer to the initial
+/// policy, or (`None`) a receipt that did not accept it.
+fn no_policy(manifest: Option<&Value>, e: Option<&mcpl_rpc::RpcError>) -> Withheld {
     let version = manifest
         .and_then(|m| m.get("version"))
         .and_then(Value::as_str)
         .map(str::to_owned);
     match e {
-        mcpl_rpc::RpcError::Remote { error, .. } => Withheld::NoPolicy {
+        Some(mcpl_rpc::RpcError::Remote { error, .. }) => Withheld::NoPolicy {
             version,
             code: Some(error.code),
             message: error.message.clone(),
         },
-        other => Withheld::NoPolicy {
+        None => Withheld::NoPolicy {
+            version,
+            code: None,
+            message: "it answered `accepted: false`".to_owned(),
+        },
+        Some(other) => Withheld::NoPolicy {
             version,
             code: None,
             message: other.to_string(),
