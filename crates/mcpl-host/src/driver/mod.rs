@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::controller::PushEvent;
+use crate::names::ServerName;
 use crate::presenter::{
     AgentId, LinkState, Presenter, PresenterConfig, WindowItem, Withheld, needs_ungranted,
 };
@@ -44,7 +45,7 @@ pub trait Agent: Send + 'static {
     /// when this told the agent the event (an MCPL client's own `push/event`): it is then not
     /// told again as news. Showing it where the model may not read it (a log message) does
     /// not count: return false.
-    fn pushed(&mut self, _server: &str, _event: &PushEvent) -> bool {
+    fn pushed(&mut self, _server: &ServerName, _event: &PushEvent) -> bool {
         false
     }
 }
@@ -117,8 +118,8 @@ enum Command {
         withheld: Vec<Withheld>,
         closed: oneshot::Sender<String>,
     },
-    Remove(String),
-    Link(String, LinkState),
+    Remove(ServerName),
+    Link(ServerName, LinkState),
     AddAgent(AgentId, Box<dyn Agent>),
     RemoveAgent(AgentId),
     Call(AgentId, String, Value, oneshot::Sender<Answer>),
@@ -226,14 +227,14 @@ impl Host {
     }
 
     /// Removes a server and forgets its toolset state (H77).
-    pub fn remove_server(&self, server: &str) -> Result<(), Error> {
-        self.send(Command::Remove(server.to_owned()))
+    pub fn remove_server(&self, server: &ServerName) -> Result<(), Error> {
+        self.send(Command::Remove(server.clone()))
     }
 
     /// Reports where a server's connection stands (shown by look and in refusals; a lost
     /// and a regained connection are told once each).
-    pub fn set_link(&self, server: &str, state: LinkState) -> Result<(), Error> {
-        self.send(Command::Link(server.to_owned(), state))
+    pub fn set_link(&self, server: &ServerName, state: LinkState) -> Result<(), Error> {
+        self.send(Command::Link(server.clone(), state))
     }
 
     /// Registers an agent with its own window queue (for example one client session).

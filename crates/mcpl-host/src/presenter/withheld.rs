@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::Presenter;
 use super::queue::Body;
+use crate::names::ServerName;
 
 /// Why some of a server's events will not reach the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,8 +93,11 @@ impl Presenter {
     /// Records what of `server`'s events cannot reach the agent (empty: all can). A reason
     /// not recorded before is owed to every agent once, in read order with the server's
     /// changes; one recorded already (after a reconnect, say) is not told again.
-    pub fn set_withheld(&mut self, server: &str, reasons: Vec<Withheld>) {
-        let sentences: Vec<String> = reasons.iter().map(|r| r.sentence(server)).collect();
+    pub fn set_withheld(&mut self, server: &ServerName, reasons: Vec<Withheld>) {
+        let sentences: Vec<String> = reasons
+            .iter()
+            .map(|r| r.sentence(server.as_str()))
+            .collect();
         let before = self.withheld.remove(server).unwrap_or_default();
         for s in &sentences {
             if !before.contains(s) {
@@ -101,12 +105,12 @@ impl Presenter {
             }
         }
         if !sentences.is_empty() {
-            self.withheld.insert(server.to_owned(), sentences);
+            self.withheld.insert(server.clone(), sentences);
         }
     }
 
     /// The sentences about `server`'s withheld events (empty when none).
-    pub fn withheld(&self, server: &str) -> &[String] {
+    pub fn withheld(&self, server: &ServerName) -> &[String] {
         self.withheld.get(server).map_or(&[], Vec::as_slice)
     }
 
@@ -131,7 +135,7 @@ impl Presenter {
 
     /// Owes a new agent what is withheld already.
     pub(super) fn tell_withheld(&mut self, agent: &super::AgentId) {
-        let all: Vec<(String, String)> = self
+        let all: Vec<(ServerName, String)> = self
             .withheld
             .iter()
             .flat_map(|(s, v)| v.iter().map(move |t| (s.clone(), t.clone())))
@@ -197,8 +201,9 @@ mod tests {
             feature_set: "chat".into(),
             missing: vec!["channels.publish".into()],
         };
-        p.set_withheld("toy", vec![w()]);
-        p.set_withheld("toy", vec![w()]); // a reconnect says the same
+        let toy = ServerName::parse("toy").expect("a name");
+        p.set_withheld(&toy, vec![w()]);
+        p.set_withheld(&toy, vec![w()]); // a reconnect says the same
         assert_eq!(p.owed(&agent), 1);
         let lines = p.look_withheld(&agent, None);
         assert_eq!(lines, vec![w().sentence("toy")]);
