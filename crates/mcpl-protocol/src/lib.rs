@@ -16,6 +16,7 @@
 //! - [`rfc014`]: RFC-014 toolsets: the name grammar, hint keys, declarations, `toolsets/*`
 //!   params and results, hint changes and ended records.
 
+pub mod clip;
 pub mod frame;
 pub mod jsonrpc;
 pub mod mcp;

@@ -38,6 +38,9 @@ impl Driver {
         let mut closer = None;
         let mut read_ended = false;
         let reason = loop {
+            if self.transport.overflowed() {
+                break Some("closed: the other side reads too slowly (outbound queue full)".into());
+            }
             let deadline = self.outgoing.poll_timeout().map(Instant::from_std);
             let far = Instant::now() + Duration::from_secs(86_400 * 365);
             tokio::select! {

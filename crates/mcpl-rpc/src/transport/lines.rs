@@ -13,7 +13,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
     let reader_task = tokio::spawn(read_lines(reader, limits, in_tx.clone()));
     let writer_task = tokio::spawn(write_lines(writer, out_rx, in_tx));
     Transport {
@@ -110,7 +110,7 @@ fn is_blank(line: &[u8]) -> bool {
 /// A write failure is reported as the connection closing.
 pub(super) async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::UnboundedReceiver<Outbound>,
+    mut rx: mpsc::Receiver<Outbound>,
     tx: mpsc::Sender<Inbound>,
 ) {
     while let Some(out) = rx.recv().await {

@@ -1,6 +1,7 @@
-//! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2).
+//! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2), over plain
+//! TCP (`ws://`) or TLS (`wss://`, see [`super::tls`]).
 
-use super::{Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use super::{ClientOptions, Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
 use crate::error::RpcError;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -34,6 +35,32 @@ pub struct Rejection {
     pub message: String,
 }
 
+impl Handshake {
+    /// Whether the handshake's `Origin` (if any) is one `allowed` permits; a server refuses
+    /// the others with 403 (see [`Rejection::forbidden_origin`]).
+    pub fn origin_permitted(&self, allowed: &super::origin::AllowedOrigins) -> bool {
+        let origin = self.headers.get("origin").map(|v| v.to_str().unwrap_or("?"));
+        allowed.permits(origin)
+    }
+}
+
+impl Rejection {
+    /// The 403 for a handshake from an origin that is not allowed; logged.
+    pub fn forbidden_origin(handshake: &Handshake) -> Rejection {
+        let origin = handshake
+            .headers
+            .get("origin")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default();
+        let origin = mcpl_protocol::clip::clip(&origin).into_owned();
+        tracing::warn!(%origin, "refused a websocket from a foreign origin");
+        Rejection {
+            status: StatusCode::FORBIDDEN,
+            message: format!("origin `{origin}` is not allowed"),
+        }
+    }
+}
+
 /// tungstenite's own cap: frames between our cap and this are read whole and refused with an
 /// error (the connection survives); beyond it tungstenite ends the connection.
 fn ws_config(limits: &Limits) -> WebSocketConfig {
@@ -46,25 +73,50 @@ fn ws_config(limits: &Limits) -> WebSocketConfig {
         .max_frame_size(Some(hard))
 }
 
-/// Opens a WebSocket to `url` (`ws://`; `wss://` is not built in), sending `headers` with
-/// the handshake.
+/// Opens a WebSocket to `url` (`ws://` or `wss://`), sending `headers` with the handshake.
 pub async fn connect(
     url: &str,
     headers: &[(&str, &str)],
     limits: Limits,
 ) -> Result<Transport, RpcError> {
+    let mut options = ClientOptions::new().limits(limits);
+    for (name, value) in headers {
+        options = options.header(name, value);
+    }
+    connect_with(url, &options).await
+}
+
+/// Opens a WebSocket to `url` (`ws://`, or `wss://` trusting the web roots and
+/// [`ClientOptions::tls`]) with `options`.
+pub async fn connect_with(url: &str, options: &ClientOptions) -> Result<Transport, RpcError> {
+    let limits = options.limits;
     let mut request = url
         .into_client_request()
         .map_err(|e| RpcError::Transport(format!("bad websocket url `{url}`: {e}")))?;
-    for (name, value) in headers {
+    for (name, value) in options.header_pairs() {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|e| RpcError::Transport(format!("bad header name `{name}`: {e}")))?;
         let value = HeaderValue::from_str(value)
             .map_err(|e| RpcError::Transport(format!("bad value for header `{name}`: {e}")))?;
         request.headers_mut().insert(name, value);
     }
+    if request.uri().scheme_str() != Some("wss") {
+        let (stream, _) =
+            tokio_tungstenite::connect_async_with_config(request, Some(ws_config(&limits)), false)
+                .await
+                .map_err(|e| RpcError::Transport(format!("websocket connect to `{url}`: {e}")))?;
+        return Ok(spawn(stream, limits));
+    }
+    let host = request
+        .uri()
+        .host()
+        .ok_or_else(|| RpcError::Transport(format!("no host in `{url}`")))?
+        .to_owned();
+    let port = request.uri().port_u16().unwrap_or(443);
+    let tls = options.tls.clone().unwrap_or_default();
+    let stream = tls.connect(&host, port).await?;
     let (stream, _) =
-        tokio_tungstenite::connect_async_with_config(request, Some(ws_config(&limits)), false)
+        tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(&limits)))
             .await
             .map_err(|e| RpcError::Transport(format!("websocket connect to `{url}`: {e}")))?;
     Ok(spawn(stream, limits))
@@ -91,12 +143,13 @@ pub async fn accept(stream: TcpStream, limits: Limits) -> Result<(Transport, Han
 #[allow(clippy::result_large_err)]
 /// Accepts a WebSocket if `check` approves its handshake; `check` returns what the server
 /// wants to keep (a principal), or a rejection sent back as an HTTP error.
-pub async fn accept_with<T, F>(
-    stream: TcpStream,
+pub async fn accept_with<S, T, F>(
+    stream: S,
     limits: Limits,
     check: F,
 ) -> Result<(Transport, T), RpcError>
 where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     F: FnOnce(&Handshake) -> Result<T, Rejection>,
 {
     let mut kept = None;
@@ -138,7 +191,7 @@ where
 {
     let (sink, stream) = ws.split();
     let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
     let reader = tokio::spawn(read_frames(stream, limits, in_tx.clone()));
     let writer = tokio::spawn(write_frames(sink, out_rx, in_tx));
     Transport {
@@ -192,7 +245,7 @@ async fn read_frames<S>(
 
 async fn write_frames<S>(
     mut sink: futures_util::stream::SplitSink<WebSocketStream<S>, WsMessage>,
-    mut rx: mpsc::UnboundedReceiver<Outbound>,
+    mut rx: mpsc::Receiver<Outbound>,
     tx: mpsc::Sender<Inbound>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,

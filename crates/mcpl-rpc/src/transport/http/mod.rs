@@ -1,5 +1,5 @@
 //! MCP Streamable HTTP (revision 2025-11-25): a [`server`] mounted in axum and a [`client`]
-//! on reqwest. Plain `http://` only; TLS is left to a proxy in front.
+//! on reqwest, over `http://` or `https://` (rustls, see [`super::tls`]).
 //!
 //! This wire does not keep order across streams: each POST's SSE stream and the GET stream
 //! are separate, so [`crate::TransportKind::StreamableHttp`] reports itself unordered and the
@@ -7,6 +7,7 @@
 
 pub mod client;
 pub mod server;
+mod replay;
 mod sse;
 
 use bytes::Bytes;
@@ -14,17 +15,26 @@ use futures_util::{Stream, StreamExt};
 use mcpl_protocol::frame::FrameError;
 use mcpl_protocol::jsonrpc::{DecodeError, Message};
 
-pub use client::connect;
-pub use server::{Authorize, HttpServerConfig, HttpSession, router};
+pub use client::{connect, connect_with};
+pub use server::{Authorize, HttpServerConfig, HttpSession, Owner, router};
 
 /// The session header (`Mcp-Session-Id`).
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol-version header a client sends after `initialize`.
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// One message as one SSE event.
-fn sse_event(message: &Message) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {}\n\n", message.to_json()))
+/// The header a client resumes a GET stream with.
+pub const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+
+/// One message as one SSE event, with its id when it has one.
+fn sse_event(id: Option<u64>, message: &Message) -> Bytes {
+    match id {
+        Some(id) => Bytes::from(format!(
+            "id: {id}\nevent: message\ndata: {}\n\n",
+            message.to_json()
+        )),
+        None => Bytes::from(format!("event: message\ndata: {}\n\n", message.to_json())),
+    }
 }
 
 /// Reads a body of at most `max` bytes. A longer one is refused by its declared length, or by
