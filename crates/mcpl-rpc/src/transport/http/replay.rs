@@ -1,9 +1,11 @@
 //! The GET stream's events of one session, kept so that a client whose stream was cut can
 //! resume with `Last-Event-ID` (sans-IO: time comes in as an argument).
 //!
-//! Every event gets the next id. An event stays until it has been handed to a stream and
-//! [`Replay::prune`] finds it older than the window; at most `cap` are kept, the oldest
-//! dropped first. The buffer is allocated on demand and released when it empties, so an idle
+//! Every event gets the next id. A stream is a cursor: it sends the event after the last id it
+//! sent ([`Replay::next_after`]), so a slow client lags in this buffer instead of in a queue of
+//! its own. An event stays until it has been handed to a stream and [`Replay::prune`] finds it
+//! older than the window; at most `cap` are kept, the oldest dropped first (a stream that
+//! falls that far behind is closed). The buffer is allocated on demand and released when it empties, so an idle
 //! session holds nothing.
 
 use super::sse_event;
@@ -23,6 +25,8 @@ struct Kept {
 pub(crate) struct Replay {
     events: VecDeque<Kept>,
     next: u64,
+    /// Every event up to this id has been handed to a stream.
+    delivered_upto: u64,
     cap: usize,
     window: Duration,
 }
@@ -33,6 +37,7 @@ impl Replay {
         Replay {
             events: VecDeque::new(),
             next: 1,
+            delivered_upto: 0,
             cap: cap.max(1),
             window,
         }
@@ -67,29 +72,25 @@ impl Replay {
         for kept in self.events.iter_mut().take_while(|k| k.id <= id) {
             kept.delivered.get_or_insert(now);
         }
+        self.delivered_upto = self.delivered_upto.max(id);
     }
 
-    /// The events a new stream starts with: those after `last` (the client's
-    /// `Last-Event-ID`), or, without one, those never handed to a stream.
-    pub fn since(&self, last: Option<u64>) -> Vec<(u64, Bytes)> {
-        if let Some(last) = last
-            && let Some(first) = self.events.front()
-            && first.id > last + 1
-            && last + 1 < self.next
-        {
-            tracing::warn!(
-                "a client resumed after event {last}, but events from {} on are kept only",
-                first.id
-            );
+    /// Where a new stream starts without `Last-Event-ID`: after the last event handed out.
+    pub fn delivered_upto(&self) -> u64 {
+        self.delivered_upto
+    }
+
+    /// The event after `cursor` (the last id a stream sent), if one is kept. `Err` with the
+    /// first kept id when events after `cursor` were dropped before the stream took them.
+    pub fn next_after(&self, cursor: u64) -> Result<Option<(u64, Bytes)>, u64> {
+        let Some(front) = self.events.front() else {
+            return Ok(None);
+        };
+        if front.id > cursor + 1 && cursor + 1 < self.next {
+            return Err(front.id);
         }
-        self.events
-            .iter()
-            .filter(|k| match last {
-                Some(last) => k.id > last,
-                None => k.delivered.is_none(),
-            })
-            .map(|k| (k.id, k.event.clone()))
-            .collect()
+        let skip = cursor.saturating_sub(front.id - 1) as usize;
+        Ok(self.events.get(skip).map(|k| (k.id, k.event.clone())))
     }
 
     /// Drops delivered events older than the window; frees the buffer when it empties.
@@ -123,8 +124,14 @@ mod tests {
         Message::Notification(Notification::new("n", Some(serde_json::json!({ "n": n }))))
     }
 
-    fn ids(events: &[(u64, Bytes)]) -> Vec<u64> {
-        events.iter().map(|(id, _)| *id).collect()
+    /// Every id a stream starting after `cursor` would send.
+    fn ids_after(r: &Replay, mut cursor: u64) -> Vec<u64> {
+        let mut ids = Vec::new();
+        while let Ok(Some((id, _))) = r.next_after(cursor) {
+            ids.push(id);
+            cursor = id;
+        }
+        ids
     }
 
     #[test]
@@ -145,11 +152,11 @@ mod tests {
             r.push(t, note(n));
         }
         r.delivered(t, 5);
-        assert_eq!(ids(&r.since(Some(3))), [4, 5]);
-        assert_eq!(ids(&r.since(Some(5))), Vec::<u64>::new());
-        // Without an id, only what no stream took yet.
+        assert_eq!(ids_after(&r, 3), [4, 5]);
+        assert_eq!(ids_after(&r, 5), Vec::<u64>::new());
+        // Without an id, a stream starts after what was handed out.
         r.push(t, note(6));
-        assert_eq!(ids(&r.since(None)), [6]);
+        assert_eq!(ids_after(&r, r.delivered_upto()), [6]);
     }
 
     #[test]
@@ -175,6 +182,7 @@ mod tests {
             r.push(t, note(n));
         }
         assert_eq!(r.len(), 3);
-        assert_eq!(ids(&r.since(Some(0))), [8, 9, 10]);
+        assert_eq!(r.next_after(0).unwrap_err(), 8, "a stream after 0 missed 1 to 7");
+        assert_eq!(ids_after(&r, 7), [8, 9, 10]);
     }
 }

@@ -77,10 +77,11 @@ pub struct HttpServerConfig {
     /// A session with no request and no open stream for this long ends (default 30 minutes;
     /// `None`: never).
     pub idle_timeout: Option<Duration>,
-    /// Messages each stream may have queued for a slow client before it is closed (default
-    /// 1,024).
+    /// Messages a POST's stream may have queued for a slow client before it is closed and
+    /// its later messages go on the GET stream (default 1,024).
     pub stream_queue: usize,
-    /// GET-stream events kept per session for `Last-Event-ID` (default 1,024).
+    /// GET-stream events kept per session for `Last-Event-ID` (default 1,024). A GET stream
+    /// whose client falls further behind than this is closed (logged); it may resume.
     pub replay_events: usize,
     /// How long a delivered GET-stream event stays replayable (default 60 s). Kept events
     /// are dropped after it, so an idle session keeps none.
@@ -168,6 +169,8 @@ struct Session {
     owner: String,
     inbound: mpsc::Sender<Inbound>,
     routes: Mutex<Routes>,
+    /// Wakes GET streams: an event was kept, or the stream was replaced or ended.
+    wake: tokio::sync::Notify,
     last_active: Mutex<Instant>,
 }
 
@@ -175,11 +178,14 @@ struct Session {
 struct Routes {
     /// Open request POSTs by request id.
     posts: HashMap<RequestId, PostStream>,
-    /// The GET stream, if open.
-    get: Option<mpsc::Sender<Bytes>>,
+    /// The generation of the open GET stream (a new GET replaces the old stream), if any.
+    get: Option<u64>,
+    /// The generation the next GET stream takes.
+    next_get: u64,
+    /// Whether the session ended (its streams end too).
+    closed: bool,
     /// GET-stream events: the ones not delivered yet and the recent ones, for resuming.
     replay: Replay,
-    stream_queue: usize,
 }
 
 enum PostStream {
@@ -199,52 +205,98 @@ fn clip(s: &str) -> String {
 }
 
 impl Routes {
-    fn send_on_get(&mut self, session: &str, message: Message) {
-        let (id, event) = self.replay.push(Instant::now().into_std(), message);
-        if let Some(tx) = &self.get {
-            match tx.try_send(event) {
-                Ok(()) => {
-                    self.replay.delivered(Instant::now().into_std(), id);
-                    return;
-                }
-                Err(mpsc::error::TrySendError::Full(_)) => tracing::warn!(
-                    session = %session,
-                    "closing the GET stream of session {session}: the client reads too slowly \
-                     ({} messages queued); it may resume with Last-Event-ID",
-                    self.stream_queue
-                ),
-                Err(mpsc::error::TrySendError::Closed(_)) => {}
-            }
-        }
-        // No stream, a dropped one or a slow one: the event waits for the next GET.
-        self.get = None;
-    }
-
-    /// Opens a GET stream: what the client missed (after `last_event`, or everything not yet
-    /// delivered) goes first.
-    fn open_get(&mut self, last_event: Option<u64>) -> mpsc::Receiver<Bytes> {
-        let (tx, rx) = mpsc::channel(self.stream_queue);
-        let mut last = None;
-        for (id, event) in self.replay.since(last_event) {
-            if tx.try_send(event).is_err() {
-                break;
-            }
-            last = Some(id);
-        }
-        if let Some(id) = last {
-            self.replay.delivered(Instant::now().into_std(), id);
-        }
-        self.get = Some(tx);
-        rx
+    fn send_on_get(&mut self, message: Message) {
+        // Kept until a GET stream takes it (see `get_stream`); woken by the caller.
+        self.replay.push(Instant::now().into_std(), message);
     }
 
     fn is_streaming(&self) -> bool {
-        self.get.as_ref().is_some_and(|tx| !tx.is_closed())
+        self.get.is_some()
             || self.posts.values().any(|post| match post {
                 PostStream::Sse(tx) => !tx.is_closed(),
                 PostStream::Json(tx) => !tx.is_closed(),
             })
     }
+}
+
+/// The body of a GET stream: the session's kept events after `cursor`, in order, as the
+/// client takes them. Ends when another GET replaces it, when the session ends, and when the
+/// client falls so far behind that events it has not read were dropped.
+fn get_stream(session: Arc<Session>, cursor: u64, generation: u64) -> Response {
+    struct Cursor {
+        session: Arc<Session>,
+        cursor: u64,
+        generation: u64,
+        fresh: bool,
+    }
+    /// Clears the stream's mark when its body is dropped (the client went away).
+    impl Drop for Cursor {
+        fn drop(&mut self) {
+            let mut routes = lock(&self.session.routes);
+            if routes.get == Some(self.generation) {
+                routes.get = None;
+            }
+        }
+    }
+    let state = Cursor {
+        session,
+        cursor,
+        generation,
+        fresh: true,
+    };
+    let stream = futures_util::stream::unfold(state, |mut state| async move {
+        loop {
+            let session = state.session.clone();
+            let woken = session.wake.notified();
+            {
+                let mut routes = lock(&session.routes);
+                if routes.closed || routes.get != Some(state.generation) {
+                    return None;
+                }
+                let next = match routes.replay.next_after(state.cursor) {
+                    Ok(next) => next,
+                    Err(first) if state.fresh => {
+                        tracing::warn!(
+                            session = %state.session.id,
+                            "session {}: resuming after event {}, but events before {first} \
+                             are no longer kept",
+                            state.session.id,
+                            state.cursor
+                        );
+                        state.cursor = first - 1;
+                        continue;
+                    }
+                    Err(first) => {
+                        tracing::warn!(
+                            session = %state.session.id,
+                            "closing the GET stream of session {}: the client reads too slowly \
+                             (events after {} were dropped before it read them; the first kept \
+                             is {first})",
+                            state.session.id,
+                            state.cursor
+                        );
+                        return None;
+                    }
+                };
+                state.fresh = false;
+                if let Some((id, event)) = next {
+                    routes.replay.delivered(Instant::now().into_std(), id);
+                    state.cursor = id;
+                    drop(routes);
+                    return Some((Ok::<Bytes, Infallible>(event), state));
+                }
+            }
+            woken.await;
+        }
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 impl Session {
@@ -265,7 +317,11 @@ impl Session {
                 }
                 Some(PostStream::Json(tx)) => match tx.send(message) {
                     Ok(()) => return,
-                    Err(message) => return routes.send_on_get(&self.id, message),
+                    Err(message) => {
+                        routes.send_on_get(message);
+                        drop(routes);
+                        return self.wake.notify_waiters();
+                    }
                 },
                 None => {}
             }
@@ -286,7 +342,9 @@ impl Session {
                 Err(mpsc::error::TrySendError::Closed(_)) => {}
             }
         }
-        routes.send_on_get(&self.id, message);
+        routes.send_on_get(message);
+        drop(routes);
+        self.wake.notify_waiters();
     }
 }
 
@@ -381,9 +439,11 @@ impl ServerState {
             routes: Mutex::new(Routes {
                 posts: HashMap::new(),
                 get: None,
+                next_get: 0,
+                closed: false,
                 replay: Replay::new(self.config.replay_events, self.config.replay_window),
-                stream_queue: self.config.stream_queue.max(1),
             }),
+            wake: tokio::sync::Notify::new(),
             last_active: Mutex::new(Instant::now()),
         });
         let writer = tokio::spawn(write_session(Arc::downgrade(self), session.clone(), out_rx));
@@ -480,7 +540,9 @@ async fn write_session(
     }
     let mut routes = lock(&session.routes);
     routes.posts.clear();
-    routes.get = None;
+    routes.closed = true;
+    drop(routes);
+    session.wake.notify_waiters();
 }
 
 /// 128 random bits, hex: unguessable, as MCP asks of session ids.
@@ -681,8 +743,16 @@ async fn handle_get(State(state): State<Arc<ServerState>>, headers: HeaderMap) -
             }
         },
     };
-    let rx = lock(&session.routes).open_get(last_event);
-    with_session(sse_response(rx), &session)
+    let (cursor, generation) = {
+        let mut routes = lock(&session.routes);
+        let generation = routes.next_get;
+        routes.next_get += 1;
+        routes.get = Some(generation);
+        (last_event.unwrap_or(routes.replay.delivered_upto()), generation)
+    };
+    // A stream this one replaces ends.
+    session.wake.notify_waiters();
+    with_session(get_stream(session.clone(), cursor, generation), &session)
 }
 
 async fn handle_delete(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> Response {
