@@ -172,6 +172,8 @@ mod context;
 mod decl;
 #[cfg(feature = "tokio")]
 pub mod driver;
+#[cfg(feature = "tokio")]
+pub mod listen;
 mod error;
 mod principal;
 mod schema;
