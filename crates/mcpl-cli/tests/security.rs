@@ -317,3 +317,26 @@ fn inspect_refuses_credentials_for_a_command_and_bad_headers() {
     assert!(!out.status.success());
     assert!(err.contains("expected NAME=VALUE"), "{err}");
 }
+
+/// `mcpl bench` row 7 as `--quick` runs it: three waves of 1,000 connections that never
+/// initialize, each closed by the handshake timeout, the arcade's memory flat across waves.
+#[test]
+fn bench_row_7_never_initialized_connections_are_closed_and_memory_stays_flat() {
+    let settings = mcpl_bench::handshake::Settings {
+        exe: env!("CARGO_BIN_EXE_mcpl").into(),
+        connections: 1_000,
+        waves: std::env::var("WAVES").map(|w| w.parse().unwrap()).unwrap_or(3),
+        timeout: std::time::Duration::from_secs(3),
+    };
+    let figures = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(mcpl_bench::handshake::measure(&settings))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let memory = &figures[0];
+    assert!(
+        memory.ratio() <= mcpl_bench::handshake::MAX_GROWTH,
+        "{memory:?}"
+    );
+    assert_eq!(figures[1].ours, 3_000.0);
+    assert_eq!(figures[1].baseline, 3_000.0);
+}

@@ -91,5 +91,6 @@ pub use mcpl_protocol::frame::Limits;
 pub use peer::{Peer, PeerConfig, PendingRequest, RequestOptions};
 pub use pending::LateReason;
 pub use transport::{
-    ClientOptions, Inbound, Outbound, Transport, TransportEnds, TransportKind,
+    ClientOptions, Inbound, InboundSender, Outbound, OutboundReceiver, Transport, TransportEnds,
+    TransportKind,
 };

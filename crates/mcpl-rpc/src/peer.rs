@@ -66,7 +66,7 @@ pub struct Peer {
 
 #[derive(Debug)]
 pub(crate) struct Shared {
-    pub(crate) commands: mpsc::UnboundedSender<Command>,
+    pub(crate) commands: mpsc::UnboundedSender<Box<Command>>,
     pub(crate) incoming: Arc<Mutex<Incoming>>,
     pub(crate) next_id: AtomicI64,
     pub(crate) kind: TransportKind,
@@ -341,7 +341,7 @@ impl Peer {
     fn command(&self, command: Command) -> Result<(), RpcError> {
         self.shared
             .commands
-            .send(command)
+            .send(Box::new(command))
             .map_err(|_| RpcError::Closed { reason: None })
     }
 

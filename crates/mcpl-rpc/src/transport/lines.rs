@@ -1,10 +1,9 @@
 //! Newline-delimited JSON over a byte stream (MCP stdio): one message per line.
 
-use super::{Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use super::{Guard, Inbound, Transport, TransportKind};
 use bytes::Bytes;
 use mcpl_protocol::frame::{self, FrameError, Limits};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
 
 /// Spawns the reader and writer tasks of a line transport.
 pub(super) fn spawn<R, W>(kind: TransportKind, reader: R, writer: W, limits: Limits) -> Transport
@@ -12,7 +11,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
+    let (in_tx, in_rx) = crate::transport::inbound_queue();
     let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
     let reader_task = tokio::spawn(read_lines(reader, limits, in_tx.clone()));
     let writer_task = tokio::spawn(write_lines(writer, out_rx, in_tx));
@@ -36,7 +35,7 @@ where
 pub(super) async fn read_lines<R: AsyncRead + Unpin>(
     reader: R,
     limits: Limits,
-    tx: mpsc::Sender<Inbound>,
+    tx: crate::transport::InboundSender,
 ) {
     let mut reader = BufReader::new(reader);
     let mut line: Vec<u8> = Vec::new();
@@ -110,8 +109,8 @@ fn is_blank(line: &[u8]) -> bool {
 /// A write failure is reported as the connection closing.
 pub(super) async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::Receiver<Outbound>,
-    tx: mpsc::Sender<Inbound>,
+    mut rx: crate::transport::OutboundReceiver,
+    tx: crate::transport::InboundSender,
 ) {
     while let Some(out) = rx.recv().await {
         // Compact JSON escapes newlines inside strings, so a message is always one line.

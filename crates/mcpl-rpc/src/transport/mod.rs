@@ -87,10 +87,51 @@ pub struct Outbound {
 #[derive(Debug)]
 pub struct TransportEnds {
     /// Where frames read off the wire go, in read order.
-    pub inbound: mpsc::Sender<Inbound>,
+    pub inbound: InboundSender,
     /// The messages to write, in order. At most the transport's outbound capacity wait here;
     /// a peer that would queue more closes the connection (see [`OUTBOUND_CAPACITY`]).
-    pub outbound: mpsc::Receiver<Outbound>,
+    pub outbound: OutboundReceiver,
+}
+
+/// The sending end of a transport's inbound queue: frames read off the wire, in read order.
+/// Bounded: a reader waits while the peer is [`INBOUND_CAPACITY`] frames behind. Each entry
+/// is boxed, so an idle connection's queue costs a few hundred bytes, not kilobytes.
+#[derive(Debug, Clone)]
+pub struct InboundSender(mpsc::Sender<Box<Inbound>>);
+
+impl InboundSender {
+    /// Queues `inbound`, waiting for room; gives it back when the peer is gone.
+    pub async fn send(&self, inbound: Inbound) -> Result<(), Inbound> {
+        self.0.send(Box::new(inbound)).await.map_err(|e| *e.0)
+    }
+}
+
+/// The receiving end of a transport's inbound queue.
+#[derive(Debug)]
+pub(crate) struct InboundReceiver(mpsc::Receiver<Box<Inbound>>);
+
+impl InboundReceiver {
+    /// The next frame read, or `None` when every sender is gone.
+    pub async fn recv(&mut self) -> Option<Inbound> {
+        self.0.recv().await.map(|b| *b)
+    }
+}
+
+/// A bounded inbound queue of [`INBOUND_CAPACITY`] frames.
+pub(crate) fn inbound_queue() -> (InboundSender, InboundReceiver) {
+    let (tx, rx) = mpsc::channel(INBOUND_CAPACITY);
+    (InboundSender(tx), InboundReceiver(rx))
+}
+
+/// The receiving end of a transport's outbound queue, for whoever writes to the wire.
+#[derive(Debug)]
+pub struct OutboundReceiver(mpsc::Receiver<Box<Outbound>>);
+
+impl OutboundReceiver {
+    /// The next message to write, or `None` when the peer closed.
+    pub async fn recv(&mut self) -> Option<Outbound> {
+        self.0.recv().await.map(|b| *b)
+    }
 }
 
 /// How a client transport ([`http::connect_with`], [`ws::connect_with`]) connects: headers
@@ -158,25 +199,25 @@ pub const OUTBOUND_CAPACITY: usize = 4096;
 /// The sending end of a transport's bounded outbound queue.
 #[derive(Debug, Clone)]
 pub(crate) struct OutboundQueue {
-    tx: mpsc::Sender<Outbound>,
+    tx: mpsc::Sender<Box<Outbound>>,
     overflowed: Arc<AtomicBool>,
 }
 
 /// A bounded outbound queue of `capacity` messages.
-pub(crate) fn outbound_queue(capacity: usize) -> (OutboundQueue, mpsc::Receiver<Outbound>) {
+pub(crate) fn outbound_queue(capacity: usize) -> (OutboundQueue, OutboundReceiver) {
     let (tx, rx) = mpsc::channel(capacity.max(1));
     let queue = OutboundQueue {
         tx,
         overflowed: Arc::new(AtomicBool::new(false)),
     };
-    (queue, rx)
+    (queue, OutboundReceiver(rx))
 }
 
 impl OutboundQueue {
     /// Queues `out` for the writer. When the queue is full the other side is too slow: the
     /// queue is marked overflowed (the peer then closes the connection) and `out` is dropped.
     pub fn send(&self, out: Outbound) -> Result<(), Outbound> {
-        match self.tx.try_send(out) {
+        match self.tx.try_send(Box::new(out)) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(out)) => {
                 if !self.overflowed.swap(true, Ordering::SeqCst) {
@@ -186,9 +227,9 @@ impl OutboundQueue {
                         self.tx.max_capacity()
                     );
                 }
-                Err(out)
+                Err(*out)
             }
-            Err(mpsc::error::TrySendError::Closed(out)) => Err(out),
+            Err(mpsc::error::TrySendError::Closed(out)) => Err(*out),
         }
     }
 
@@ -205,7 +246,7 @@ impl OutboundQueue {
 pub struct Transport {
     pub(crate) kind: TransportKind,
     pub(crate) limits: Limits,
-    pub(crate) inbound: mpsc::Receiver<Inbound>,
+    pub(crate) inbound: InboundReceiver,
     pub(crate) outbound: OutboundQueue,
     pub(crate) guard: Guard,
     pub(crate) stderr: Option<child::StderrLines>,
@@ -251,7 +292,7 @@ impl Transport {
         limits: Limits,
         outbound_capacity: usize,
     ) -> (Transport, TransportEnds) {
-        let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
+        let (in_tx, in_rx) = inbound_queue();
         let (out_tx, out_rx) = outbound_queue(outbound_capacity);
         let transport = Transport {
             kind,

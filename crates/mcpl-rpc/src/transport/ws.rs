@@ -1,14 +1,13 @@
 //! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2), over plain
 //! TCP (`ws://`) or TLS (`wss://`, see [`super::tls`]).
 
-use super::{ClientOptions, Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use super::{ClientOptions, Guard, Inbound, Transport, TransportKind};
 use crate::error::RpcError;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use mcpl_protocol::frame::{FrameError, Limits};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -61,6 +60,9 @@ impl Rejection {
     }
 }
 
+/// The WebSocket read buffer per connection.
+const READ_BUFFER: usize = 4 * 1024;
+
 /// tungstenite's own cap: frames between our cap and this are read whole and refused with an
 /// error (the connection survives); beyond it tungstenite ends the connection.
 fn ws_config(limits: &Limits) -> WebSocketConfig {
@@ -68,9 +70,14 @@ fn ws_config(limits: &Limits) -> WebSocketConfig {
         .max_frame_bytes
         .saturating_mul(4)
         .max(16 * 1024 * 1024);
+    // Small buffers: tungstenite's defaults (128 KiB each way) made every idle connection
+    // cost a quarter megabyte, and the allocator kept it after the connection closed.
     WebSocketConfig::default()
         .max_message_size(Some(hard))
         .max_frame_size(Some(hard))
+        .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(0)
+        .max_write_buffer_size(limits.max_frame_bytes.saturating_mul(4).max(hard))
 }
 
 /// Opens a WebSocket to `url` (`ws://` or `wss://`), sending `headers` with the handshake.
@@ -190,7 +197,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (sink, stream) = ws.split();
-    let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
+    let (in_tx, in_rx) = crate::transport::inbound_queue();
     let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
     let reader = tokio::spawn(read_frames(stream, limits, in_tx.clone()));
     let writer = tokio::spawn(write_frames(sink, out_rx, in_tx));
@@ -211,7 +218,7 @@ where
 async fn read_frames<S>(
     mut stream: futures_util::stream::SplitStream<WebSocketStream<S>>,
     limits: Limits,
-    tx: mpsc::Sender<Inbound>,
+    tx: crate::transport::InboundSender,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -245,8 +252,8 @@ async fn read_frames<S>(
 
 async fn write_frames<S>(
     mut sink: futures_util::stream::SplitSink<WebSocketStream<S>, WsMessage>,
-    mut rx: mpsc::Receiver<Outbound>,
-    tx: mpsc::Sender<Inbound>,
+    mut rx: crate::transport::OutboundReceiver,
+    tx: crate::transport::InboundSender,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {

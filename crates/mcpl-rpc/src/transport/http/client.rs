@@ -21,7 +21,7 @@ use super::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, read_
 use crate::error::RpcError;
 use crate::transport::tls::{ClientTls, describe};
 use crate::transport::{
-    ClientOptions, Guard, INBOUND_CAPACITY, Inbound, OUTBOUND_CAPACITY, Outbound, Transport,
+    ClientOptions, Guard, Inbound, OUTBOUND_CAPACITY, Transport,
     TransportKind, outbound_queue,
 };
 use bytes::Bytes;
@@ -33,7 +33,6 @@ use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderNam
 use reqwest::{Method, StatusCode};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 /// The first pause before the GET stream is opened again.
@@ -76,7 +75,7 @@ pub fn connect_with(url: &str, options: &ClientOptions) -> Result<Transport, Rpc
         .build()
         .map_err(|e| RpcError::Transport(format!("http client: {}", describe(&e))))?;
     let limits = options.limits;
-    let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
+    let (in_tx, in_rx) = crate::transport::inbound_queue();
     let (out_tx, out_rx) = outbound_queue(OUTBOUND_CAPACITY);
     let client = Arc::new(Client {
         http,
@@ -112,7 +111,7 @@ struct Client {
     headers: HeaderMap,
     session: Mutex<Option<String>>,
     protocol_version: Mutex<Option<String>>,
-    inbound: mpsc::Sender<Inbound>,
+    inbound: crate::transport::InboundSender,
     limits: Limits,
     /// The `initialize` POST's body, sent again to start a new session when the server ended
     /// the old one (404).
@@ -406,7 +405,7 @@ impl Client {
     }
 }
 
-async fn write_messages(client: Arc<Client>, mut rx: mpsc::Receiver<Outbound>) {
+async fn write_messages(client: Arc<Client>, mut rx: crate::transport::OutboundReceiver) {
     // Readers of response bodies and the GET stream live as long as this writer.
     let mut readers = JoinSet::new();
     let mut get_opened = false;

@@ -26,7 +26,7 @@
 use super::replay::Replay;
 use super::{SESSION_HEADER, read_capped, sse_event};
 use crate::transport::origin::AllowedOrigins;
-use crate::transport::{Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use crate::transport::{Guard, Inbound, Outbound, Transport, TransportKind};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
@@ -167,7 +167,7 @@ struct ServerState {
 struct Session {
     id: String,
     owner: String,
-    inbound: mpsc::Sender<Inbound>,
+    inbound: crate::transport::InboundSender,
     routes: Mutex<Routes>,
     /// Wakes GET streams: an event was kept, or the stream was replaced or ended.
     wake: tokio::sync::Notify,
@@ -430,7 +430,7 @@ impl ServerState {
         owner: String,
     ) -> Option<Arc<Session>> {
         let id = new_session_id();
-        let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
+        let (in_tx, in_rx) = crate::transport::inbound_queue();
         let (out_tx, out_rx) = crate::transport::outbound_queue(crate::transport::OUTBOUND_CAPACITY);
         let session = Arc::new(Session {
             id: id.clone(),
@@ -530,7 +530,7 @@ async fn sweep(state: Weak<ServerState>, every: Duration) {
 async fn write_session(
     state: Weak<ServerState>,
     session: Arc<Session>,
-    mut rx: mpsc::Receiver<Outbound>,
+    mut rx: crate::transport::OutboundReceiver,
 ) {
     while let Some(out) = rx.recv().await {
         session.route(out);
