@@ -24,5 +24,6 @@ pub mod mcpl;
 pub mod method;
 pub mod methods;
 pub mod rfc014;
+pub mod sniff;
 #[cfg(test)]
 mod test_util;

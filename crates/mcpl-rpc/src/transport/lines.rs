@@ -3,6 +3,7 @@
 use super::{Guard, Inbound, Transport, TransportKind};
 use bytes::Bytes;
 use mcpl_protocol::frame::{self, FrameError, Limits};
+use mcpl_protocol::sniff::SNIFF_BYTES;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// Spawns the reader and writer tasks of a line transport.
@@ -41,6 +42,8 @@ pub(super) async fn read_lines<R: AsyncRead + Unpin>(
     let mut line: Vec<u8> = Vec::new();
     // While skipping an oversized line: how many bytes it has had so far.
     let mut skipped: Option<usize> = None;
+    // The first bytes of the line being skipped, for the id of the error reply.
+    let mut prefix: Vec<u8> = Vec::new();
     loop {
         let buf = match reader.fill_buf().await {
             Ok(buf) => buf,
@@ -67,6 +70,9 @@ pub(super) async fn read_lines<R: AsyncRead + Unpin>(
             Some(n) => *n += chunk.len(),
             None if line.len() + chunk.len() > limits.max_frame_bytes => {
                 skipped = Some(line.len() + chunk.len());
+                prefix = line;
+                prefix.extend_from_slice(&chunk[..chunk.len().min(SNIFF_BYTES)]);
+                prefix.truncate(SNIFF_BYTES);
                 line = Vec::new();
             }
             None => line.extend_from_slice(chunk),
@@ -78,10 +84,11 @@ pub(super) async fn read_lines<R: AsyncRead + Unpin>(
         }
         let inbound = match skipped.take() {
             Some(len) => Inbound::Refused {
-                error: FrameError::TooLarge {
+                error: FrameError::too_large(
                     len,
-                    max: limits.max_frame_bytes,
-                },
+                    limits.max_frame_bytes,
+                    &std::mem::take(&mut prefix),
+                ),
                 answered: false,
             },
             None => {

@@ -233,11 +233,9 @@ async fn read_frames<S>(
             Some(Ok(_)) => continue, // ping and pong are tungstenite's business
         };
         let inbound = if bytes.len() > limits.max_frame_bytes {
+            let prefix = &bytes[..bytes.len().min(mcpl_protocol::sniff::SNIFF_BYTES)];
             Inbound::Refused {
-                error: FrameError::TooLarge {
-                    len: bytes.len(),
-                    max: limits.max_frame_bytes,
-                },
+                error: FrameError::too_large(bytes.len(), limits.max_frame_bytes, prefix),
                 answered: false,
             }
         } else {

@@ -184,10 +184,8 @@ impl Client {
                             self.push(Inbound::Frame(bytes)).await;
                         }
                         SseItem::TooLarge(len) => {
-                            let error = FrameError::TooLarge {
-                                len,
-                                max: self.limits.max_frame_bytes,
-                            };
+                            let error =
+                                FrameError::too_large(len, self.limits.max_frame_bytes, &[]);
                             // Nobody to answer on this wire: report only.
                             self.push(Inbound::Refused {
                                 error,

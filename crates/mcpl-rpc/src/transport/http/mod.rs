@@ -13,6 +13,7 @@ mod sse;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use mcpl_protocol::frame::FrameError;
+use mcpl_protocol::sniff::SNIFF_BYTES;
 use mcpl_protocol::jsonrpc::{DecodeError, Message};
 
 pub use client::{connect, connect_with};
@@ -38,7 +39,8 @@ fn sse_event(id: Option<u64>, message: &Message) -> Bytes {
 }
 
 /// Reads a body of at most `max` bytes. A longer one is refused by its declared length, or by
-/// the bytes seen when the cap was passed (the rest is not read).
+/// the bytes seen when the cap was passed (the rest is not read); its first bytes are read
+/// either way so the refusal can carry the request's id.
 async fn read_capped<S, E>(
     mut body: S,
     max: usize,
@@ -49,7 +51,15 @@ where
     E: std::fmt::Display,
 {
     if let Some(len) = declared.filter(|&len| len > max) {
-        return Err(FrameError::TooLarge { len, max });
+        let mut prefix = Vec::new();
+        while prefix.len() < SNIFF_BYTES {
+            match body.next().await {
+                Some(Ok(chunk)) => prefix.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        prefix.truncate(SNIFF_BYTES);
+        return Err(FrameError::too_large(len, max, &prefix));
     }
     let mut buf = Vec::new();
     while let Some(chunk) = body.next().await {
@@ -60,10 +70,12 @@ where
         })?;
         buf.extend_from_slice(&chunk);
         if buf.len() > max {
-            return Err(FrameError::TooLarge {
-                len: declared.unwrap_or(buf.len()),
+            let prefix = &buf[..buf.len().min(SNIFF_BYTES)];
+            return Err(FrameError::too_large(
+                declared.unwrap_or(buf.len()),
                 max,
-            });
+                prefix,
+            ));
         }
     }
     Ok(Bytes::from(buf))
