@@ -434,9 +434,12 @@ impl<A: App> Runtime<A> {
     ) -> Result<bool, Error> {
         while let Some(effect) = session.poll_effect() {
             match effect {
-                Effect::Send(message) => peer
-                    .send(message)
-                    .map_err(|e| Error::Transport(e.to_string()))?,
+                Effect::Send(mut message) => {
+                    // No error quotes more than 128 characters of client input.
+                    mcpl_protocol::clip::bound_errors(&mut message);
+                    peer.send(message)
+                        .map_err(|e| Error::Transport(e.to_string()))?
+                }
                 Effect::Call(call) => {
                     let (id, kind) = (call.id, call.kind.clone());
                     let blank = call.context.blank();

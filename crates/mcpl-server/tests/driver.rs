@@ -349,3 +349,30 @@ async fn a_connection_that_never_initializes_is_closed_by_the_handshake_timeout(
     assert!(!serving.is_finished());
     assert_eq!(ask(&host, "ping", json!({})).await, json!({}));
 }
+
+#[tokio::test]
+async fn bounded_errors_a_megabyte_tool_name_is_quoted_cut() {
+    let (host, _events, _serving) = serve_one(Duration::from_secs(60));
+    ask(
+        &host,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+    let name = "n".repeat(1_000_000);
+    let answer = host
+        .request_value(
+            "tools/call",
+            Some(json!({"name": name, "arguments": {}})),
+            RequestOptions::timeout(Duration::from_secs(30)),
+        )
+        .await;
+    let text = match answer {
+        Err(mcpl_rpc::RpcError::Remote { error, .. }) => error.message,
+        Ok(result) => result.value.to_string(),
+        Err(e) => panic!("{e}"),
+    };
+    assert!(text.len() < 700, "{} bytes quoted", text.len());
+    assert!(text.contains(&format!("{}...", "n".repeat(128))), "{text}");
+}
