@@ -27,7 +27,7 @@ use crate::store::{GameStore, GameStoreError, Games, MemoryGames, with_games};
 use crate::tell::Tell;
 
 /// How the arcade plays.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArcadeConfig {
     /// The bot's settings (its seed is mixed with each game's number).
     pub bot: BotConfig,
@@ -35,6 +35,9 @@ pub struct ArcadeConfig {
     pub idle_timeout: Duration,
     /// Playouts the `hint` tool spends.
     pub hint_playouts: u32,
+    /// The agents that exist (the operator's principals), so `challenge` can refuse a name
+    /// nobody has; `None` when the server cannot know (stdio, a connection per principal).
+    pub agents: Option<std::collections::BTreeSet<String>>,
 }
 
 impl Default for ArcadeConfig {
@@ -46,6 +49,7 @@ impl Default for ArcadeConfig {
             },
             idle_timeout: Duration::from_secs(30 * 60),
             hint_playouts: 400,
+            agents: None,
         }
     }
 }

@@ -144,6 +144,17 @@ impl Arcade {
         if who == me.id() {
             return Err(ArcadeError::SelfChallenge);
         }
+        if let Some(agents) = &self.config().agents
+            && !agents.contains(who)
+        {
+            return Err(ArcadeError::BadInput {
+                what: "who",
+                why: format!(
+                    "no agent `{}` plays here; challenge an agent by its id",
+                    mcpl_protocol::clip::clip(who)
+                ),
+            });
+        }
         let them = Principal::authenticated(who);
         let now = self.wall(now);
         let (text, tell) = self.step(|games| {

@@ -236,17 +236,31 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_CANNOT_START));
         }
     };
+    // With a token map, the agents that exist are its principals: `challenge` refuses others.
+    let config = ArcadeConfig {
+        agents: match &identity {
+            Identity::Tokens(_) => Some(
+                options
+                    .tokens
+                    .iter()
+                    .filter_map(|pair| pair.split_once('=').map(|(_, p)| p.to_owned()))
+                    .collect(),
+            ),
+            _ => None,
+        },
+        ..ArcadeConfig::default()
+    };
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
     runtime.block_on(async move {
         let shown = store.as_deref().map(redacted).unwrap_or_default();
         let running = match store {
             None if options.conformance => {
-                Running::Alone(mcpl_arcade::start_conformance(ArcadeConfig::default())?)
+                Running::Alone(mcpl_arcade::start_conformance(config)?)
             }
-            None => Running::Alone(mcpl_arcade::start(ArcadeConfig::default())?),
+            None => Running::Alone(mcpl_arcade::start(config)?),
             Some(url) => {
                 let started = mcpl_arcade::start_on_redis(
-                    ArcadeConfig::default(),
+                    config,
                     &url,
                     &options.store_prefix,
                     options.conformance,
