@@ -130,5 +130,9 @@ fn a_resignation_is_told_once_to_each_side() {
     let resigned = w.call(a, "resign", json!({}), Some("vs-bot"));
     let text = text_of(&resigned);
     // Told once; the board below it records the move as usual.
-    assert_eq!(text.split("\n\n").next(), Some("You resigned. The bot wins."), "{text}");
+    assert_eq!(
+        text.split("\n\n").next(),
+        Some("You resigned. The bot wins."),
+        "{text}"
+    );
 }

@@ -77,7 +77,13 @@ async fn idle_connection(url: String, limit: Duration) -> Result<bool, BenchErro
 pub async fn measure(settings: &Settings) -> Result<Vec<Figure>, BenchError> {
     let secs = format!("{}", settings.timeout.as_secs_f64());
     let mut child = tokio::process::Command::new(&settings.exe)
-        .args(["arcade", "--listen", "ws://127.0.0.1:0", "--handshake-timeout", &secs])
+        .args([
+            "arcade",
+            "--listen",
+            "ws://127.0.0.1:0",
+            "--handshake-timeout",
+            &secs,
+        ])
         .args(["--max-connections", &(settings.connections * 2).to_string()])
         .args([
             "--max-connections-per-principal",

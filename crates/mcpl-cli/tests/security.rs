@@ -36,7 +36,10 @@ impl Arcade {
         let mut line = String::new();
         let url = loop {
             line.clear();
-            assert!(stderr.read_line(&mut line).unwrap() > 0, "the arcade exited");
+            assert!(
+                stderr.read_line(&mut line).unwrap() > 0,
+                "the arcade exited"
+            );
             if let Some((_, url)) = line.trim().split_once(" on ")
                 && line.contains("serving")
             {
@@ -145,7 +148,11 @@ fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
         let ada = [ada_auth, ("mcp-session-id", session.as_str())];
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert_eq!(raw.post(&ada, note).await.0, 202);
-        let open = request(2, "toolsets/open", json!({"toolset": "game", "instance": "g1"}));
+        let open = request(
+            2,
+            "toolsets/open",
+            json!({"toolset": "game", "instance": "g1"}),
+        );
         let (status, _, opened) = raw.post(&ada, open).await;
         assert_eq!(status, 200, "{opened:?}");
         let list = || request(3, "tools/list", json!({}));
@@ -155,7 +162,10 @@ fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
 
         // Bob, with his own valid token, names ada's session: 404, like a session that does
         // not exist. Without any token: 401. Neither reaches the session.
-        let bob = [("authorization", "Bearer bob-t"), ("mcp-session-id", session.as_str())];
+        let bob = [
+            ("authorization", "Bearer bob-t"),
+            ("mcp-session-id", session.as_str()),
+        ];
         let resign = request(
             4,
             "tools/call",
@@ -253,7 +263,11 @@ fn tls_end_to_end(scheme: &str) {
         "--token",
         "t1=ada",
     ]);
-    assert!(arcade.url.starts_with(&format!("{scheme}://")), "{}", arcade.url);
+    assert!(
+        arcade.url.starts_with(&format!("{scheme}://")),
+        "{}",
+        arcade.url
+    );
     let trusted = inspect(&[&arcade.url, "--token", "t1", "--ca", &path("ca.pem")]);
     let out = String::from_utf8_lossy(&trusted.stdout);
     let err = String::from_utf8_lossy(&trusted.stderr);
@@ -311,7 +325,10 @@ fn inspect_refuses_credentials_for_a_command_and_bad_headers() {
     let out = inspect(&["mcpl arcade", "--token", "t"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("apply to ws(s):// and http(s):// servers"), "{err}");
+    assert!(
+        err.contains("apply to ws(s):// and http(s):// servers"),
+        "{err}"
+    );
     let out = inspect(&["http://127.0.0.1:1/mcp", "--header", "no-equals"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
@@ -325,7 +342,9 @@ fn bench_row_7_never_initialized_connections_are_closed_and_memory_stays_flat() 
     let settings = mcpl_bench::handshake::Settings {
         exe: env!("CARGO_BIN_EXE_mcpl").into(),
         connections: 1_000,
-        waves: std::env::var("WAVES").map(|w| w.parse().unwrap()).unwrap_or(3),
+        waves: std::env::var("WAVES")
+            .map(|w| w.parse().unwrap())
+            .unwrap_or(3),
         timeout: std::time::Duration::from_secs(3),
     };
     let figures = tokio::runtime::Runtime::new()

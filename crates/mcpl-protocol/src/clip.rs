@@ -121,7 +121,10 @@ mod tests {
         );
         assert_eq!(clip_quoted("unknown tool `play`"), "unknown tool `play`");
         let unquoted = "v".repeat(10_000);
-        assert_eq!(clip_quoted(&unquoted).chars().count(), MAX_ERROR_TEXT_CHARS + 3);
+        assert_eq!(
+            clip_quoted(&unquoted).chars().count(),
+            MAX_ERROR_TEXT_CHARS + 3
+        );
     }
 
     #[test]

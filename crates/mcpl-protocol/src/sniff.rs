@@ -103,7 +103,8 @@ impl<'a> Scan<'a> {
             }
             _ => {
                 let start = self.at;
-                while !matches!(self.peek()?, b',' | b'}' | b']') && !self.peek()?.is_ascii_whitespace()
+                while !matches!(self.peek()?, b',' | b'}' | b']')
+                    && !self.peek()?.is_ascii_whitespace()
                 {
                     self.at += 1;
                 }
@@ -118,7 +119,11 @@ impl<'a> Scan<'a> {
         if self.peek()? == b'"' {
             let (raw, escaped) = self.string()?;
             return (!escaped)
-                .then(|| std::str::from_utf8(raw).ok().map(|s| RequestId::String(s.to_owned())))
+                .then(|| {
+                    std::str::from_utf8(raw)
+                        .ok()
+                        .map(|s| RequestId::String(s.to_owned()))
+                })
                 .flatten();
         }
         let start = self.at;

@@ -38,7 +38,9 @@ struct ServerSide {
 }
 
 /// Answers `initialize`, `ping` and `echo` on every session.
-fn run_sessions(mut sessions: mpsc::Receiver<http::HttpSession>) -> mpsc::UnboundedReceiver<ServerSide> {
+fn run_sessions(
+    mut sessions: mpsc::Receiver<http::HttpSession>,
+) -> mpsc::UnboundedReceiver<ServerSide> {
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Some(session) = sessions.recv().await {
@@ -116,7 +118,10 @@ impl Raw {
     }
 
     async fn get(&self, headers: &[(&str, &str)]) -> reqwest::Response {
-        let mut builder = self.http.get(&self.url).header("accept", "text/event-stream");
+        let mut builder = self
+            .http
+            .get(&self.url)
+            .header("accept", "text/event-stream");
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
@@ -132,7 +137,10 @@ impl Raw {
             )
             .await;
         assert_eq!(response.status(), StatusCode::OK);
-        let id = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        let id = response.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
         let _ = response.bytes().await;
         id
     }
@@ -152,7 +160,10 @@ async fn a_session_answers_only_the_credentials_that_opened_it() {
     // Bob's valid credentials, or none, naming ada's session: 404, as for a session that does
     // not exist, and nothing reaches the session.
     for headers in [
-        vec![("authorization", "Bearer bob-token"), ("mcp-session-id", session.as_str())],
+        vec![
+            ("authorization", "Bearer bob-token"),
+            ("mcp-session-id", session.as_str()),
+        ],
         vec![("mcp-session-id", session.as_str())],
     ] {
         let response = raw.post(&headers, ECHO).await;
@@ -181,28 +192,43 @@ async fn a_session_answers_only_the_credentials_that_opened_it() {
         .post(&[ada[0], ("mcp-session-id", session.as_str())], ECHO)
         .await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert!(response.text().await.unwrap().contains(r#""result":{"x":1}"#));
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains(r#""result":{"x":1}"#)
+    );
 }
 
 #[tokio::test]
 async fn the_owner_hook_binds_sessions_to_principals_not_to_tokens() {
     let config = HttpServerConfig {
         // Two tokens of one principal, as a token map may have.
-        owner: Some(std::sync::Arc::new(|headers: &axum::http::HeaderMap| {
-            match headers.get("authorization").and_then(|v| v.to_str().ok()) {
+        owner: Some(std::sync::Arc::new(
+            |headers: &axum::http::HeaderMap| match headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+            {
                 Some("Bearer ada-1" | "Bearer ada-2") => "ada".to_owned(),
                 other => format!("other:{other:?}"),
-            }
-        })),
+            },
+        )),
         ..HttpServerConfig::default()
     };
     let (router, sessions) = http::router("/mcp", config);
     let _servers = run_sessions(sessions);
     let raw = Raw::new(&serve(router).await);
     let session = raw.open(&[("authorization", "Bearer ada-1")]).await;
-    let same = [("authorization", "Bearer ada-2"), ("mcp-session-id", session.as_str())];
+    let same = [
+        ("authorization", "Bearer ada-2"),
+        ("mcp-session-id", session.as_str()),
+    ];
     assert_eq!(raw.post(&same, ECHO).await.status(), StatusCode::OK);
-    let bob = [("authorization", "Bearer bob"), ("mcp-session-id", session.as_str())];
+    let bob = [
+        ("authorization", "Bearer bob"),
+        ("mcp-session-id", session.as_str()),
+    ];
     assert_eq!(raw.post(&bob, ECHO).await.status(), StatusCode::NOT_FOUND);
 }
 
@@ -220,9 +246,15 @@ async fn a_foreign_origin_gets_403_and_loopback_or_none_passes() {
     );
     let session = raw.open(&[("origin", "http://localhost:6274")]).await;
     let _ = raw.open(&[]).await;
-    let foreign = [("origin", "http://evil.example"), ("mcp-session-id", session.as_str())];
+    let foreign = [
+        ("origin", "http://evil.example"),
+        ("mcp-session-id", session.as_str()),
+    ];
     assert_eq!(raw.get(&foreign).await.status(), StatusCode::FORBIDDEN);
-    assert_eq!(raw.post(&foreign, ECHO).await.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        raw.post(&foreign, ECHO).await.status(),
+        StatusCode::FORBIDDEN
+    );
 
     // An operator may allow more.
     let config = HttpServerConfig {
@@ -253,7 +285,10 @@ async fn session_limits_refuse_new_sessions_and_keep_the_open_ones() {
     let reply: Value = serde_json::from_slice(&refused.bytes().await.unwrap()).unwrap();
     assert_eq!(reply["id"], 7);
     assert!(
-        reply["error"]["message"].as_str().unwrap().contains("1 per principal"),
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 per principal"),
         "{reply}"
     );
     raw.open(&[("authorization", "Bearer bob")]).await;
@@ -261,7 +296,10 @@ async fn session_limits_refuse_new_sessions_and_keep_the_open_ones() {
     assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
     let reply: Value = serde_json::from_slice(&refused.bytes().await.unwrap()).unwrap();
     assert!(
-        reply["error"]["message"].as_str().unwrap().contains("limit is 2"),
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit is 2"),
         "{reply}"
     );
     // The open session lost nothing.
@@ -293,7 +331,9 @@ async fn an_idle_session_expires_and_the_client_starts_a_new_one() {
         }
     };
     assert!(reason.unwrap().contains("expired"));
-    let response = raw.post(&[("mcp-session-id", session.as_str())], ECHO).await;
+    let response = raw
+        .post(&[("mcp-session-id", session.as_str())], ECHO)
+        .await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 
     // The mcpl-rpc client: a GET stream keeps its session alive; without one it expires,
@@ -302,7 +342,9 @@ async fn an_idle_session_expires_and_the_client_starts_a_new_one() {
     let (client, _events) = Peer::start(transport, PeerConfig::default());
     initialize(&client).await.unwrap();
     let mut second = servers.recv().await.unwrap();
-    let echo = client.request_value("echo", Some(json!({"n": 1})), opts()).await;
+    let echo = client
+        .request_value("echo", Some(json!({"n": 1})), opts())
+        .await;
     assert_eq!(echo.unwrap().value, json!({"n": 1}));
     // End the session from the server side, as an expiry or restart does.
     second.peer.close().await;
@@ -335,7 +377,10 @@ async fn read_events(response: &mut reqwest::Response, n: usize) -> Vec<(u64, u6
                 .expect("an event id")
                 .parse()
                 .unwrap();
-            let data = event.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+            let data = event
+                .lines()
+                .find_map(|l| l.strip_prefix("data: "))
+                .unwrap();
             let value: Value = serde_json::from_str(data).unwrap();
             events.push((id, value["params"]["n"].as_u64().unwrap()));
         }
@@ -354,19 +399,23 @@ async fn a_stream_cut_mid_push_resumes_with_last_event_id_losing_and_repeating_n
 
     let mut stream = raw.get(&named).await;
     for n in 1..=5 {
-        server.peer.notify_value("push", Some(json!({ "n": n }))).unwrap();
+        server
+            .peer
+            .notify_value("push", Some(json!({ "n": n })))
+            .unwrap();
     }
     let first = read_events(&mut stream, 2).await;
     assert_eq!(first.iter().map(|e| e.1).collect::<Vec<_>>(), [1, 2]);
     // The connection is cut mid-push: events 3.. were written or queued, not read.
     drop(stream);
     for n in 6..=10 {
-        server.peer.notify_value("push", Some(json!({ "n": n }))).unwrap();
+        server
+            .peer
+            .notify_value("push", Some(json!({ "n": n })))
+            .unwrap();
     }
     let last = first.last().unwrap().0.to_string();
-    let mut resumed = raw
-        .get(&[named[0], ("last-event-id", last.as_str())])
-        .await;
+    let mut resumed = raw.get(&[named[0], ("last-event-id", last.as_str())]).await;
     assert_eq!(resumed.status(), StatusCode::OK);
     let rest = read_events(&mut resumed, 8).await;
     assert_eq!(
@@ -382,7 +431,9 @@ async fn a_stream_cut_mid_push_resumes_with_last_event_id_losing_and_repeating_n
 }
 
 /// A TCP relay to `target` whose connections the test can cut at once.
-async fn cutting_proxy(target: std::net::SocketAddr) -> (std::net::SocketAddr, mpsc::UnboundedSender<()>) {
+async fn cutting_proxy(
+    target: std::net::SocketAddr,
+) -> (std::net::SocketAddr, mpsc::UnboundedSender<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (cut_tx, mut cut_rx) = mpsc::unbounded_channel::<()>();
@@ -435,14 +486,20 @@ async fn the_client_resumes_a_cut_stream_and_gets_every_push_once() {
     let server = servers.recv().await.unwrap();
     let mut got = Vec::new();
     for n in 0..5 {
-        server.peer.notify_value("push", Some(json!({ "n": n }))).unwrap();
+        server
+            .peer
+            .notify_value("push", Some(json!({ "n": n })))
+            .unwrap();
     }
     for _ in 0..5 {
         got.push(next_push(&mut events).await);
     }
     // Cut every connection in the middle of a burst of pushes.
     for n in 5..20 {
-        server.peer.notify_value("push", Some(json!({ "n": n }))).unwrap();
+        server
+            .peer
+            .notify_value("push", Some(json!({ "n": n })))
+            .unwrap();
         if n == 8 {
             cut.send(()).unwrap();
         }
@@ -477,7 +534,9 @@ async fn a_consumer_too_slow_for_the_outbound_queue_is_disconnected_and_others_g
         }
     };
     assert!(reason.contains("reads too slowly"), "{reason}");
-    let pong = other.request_value("echo", Some(json!({"n": 1})), opts()).await;
+    let pong = other
+        .request_value("echo", Some(json!({"n": 1})), opts())
+        .await;
     assert_eq!(pong.unwrap().value, json!({"n": 1}));
 }
 
@@ -517,7 +576,9 @@ async fn https_end_to_end_with_the_ca_and_refused_without_it() {
         PeerConfig::default(),
     );
     initialize(&client).await.unwrap();
-    let echo = client.request_value("echo", Some(json!({"over": "tls"})), opts()).await;
+    let echo = client
+        .request_value("echo", Some(json!({"over": "tls"})), opts())
+        .await;
     assert_eq!(echo.unwrap().value, json!({"over": "tls"}));
 
     let (untrusting, _events) = Peer::start(
@@ -558,10 +619,15 @@ async fn wss_end_to_end_with_the_ca_and_refused_without_it() {
     let transport = ws::connect_with(&url, &trusted).await.unwrap();
     assert_eq!(transport.kind(), TransportKind::WebSocket);
     let (client, _events) = Peer::start(transport, PeerConfig::default());
-    let echo = client.request_value("echo", Some(json!({"over": "wss"})), opts()).await;
+    let echo = client
+        .request_value("echo", Some(json!({"over": "wss"})), opts())
+        .await;
     assert_eq!(echo.unwrap().value, json!({"over": "wss"}));
 
-    let err = ws::connect_with(&url, &ClientOptions::new()).await.unwrap_err().to_string();
+    let err = ws::connect_with(&url, &ClientOptions::new())
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("certificate is not trusted"), "{err}");
     assert!(err.contains("UnknownIssuer"), "{err}");
 }
@@ -592,15 +658,26 @@ async fn a_websocket_from_a_foreign_origin_is_refused_with_403() {
         }
     });
     let url = format!("ws://127.0.0.1:{port}/");
-    let err = ws::connect(&url, &[("Origin", "https://evil.example")], Limits::default())
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = ws::connect(
+        &url,
+        &[("Origin", "https://evil.example")],
+        Limits::default(),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("403"), "{err}");
-    let ok = ws::connect(&url, &[("Origin", "http://127.0.0.1:8080")], Limits::default()).await;
+    let ok = ws::connect(
+        &url,
+        &[("Origin", "http://127.0.0.1:8080")],
+        Limits::default(),
+    )
+    .await;
     assert!(ok.is_ok());
     let ok = ws::connect(&url, &[], Limits::default()).await;
     let (client, _events) = Peer::start(ok.unwrap(), PeerConfig::default());
-    let echo = client.request_value("echo", Some(json!({"n": 3})), opts()).await;
+    let echo = client
+        .request_value("echo", Some(json!({"n": 3})), opts())
+        .await;
     assert_eq!(echo.unwrap().value, json!({"n": 3}));
 }

@@ -7,11 +7,11 @@
 use crate::context::{Call, CallId, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
 use crate::decl::Catalog;
 use crate::error::Error;
+use crate::listen::ListenOptions;
 use crate::principal::{ConnectionId, Identity, Principal};
 use crate::server::Server;
 use crate::session::{Effect, Session};
 use crate::update::{Event, PrincipalChange, Update};
-use crate::listen::ListenOptions;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, Notification};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_protocol::methods;
@@ -525,7 +525,9 @@ fn lifecycle(event: RpcEvent, initialized: &mut bool) -> Option<RpcEvent> {
 }
 
 /// The token of an `Authorization: Bearer TOKEN` header.
-pub(crate) fn bearer(header: Option<&tokio_tungstenite::tungstenite::http::HeaderValue>) -> Option<&str> {
+pub(crate) fn bearer(
+    header: Option<&tokio_tungstenite::tungstenite::http::HeaderValue>,
+) -> Option<&str> {
     header
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))

@@ -172,9 +172,9 @@ mod context;
 mod decl;
 #[cfg(feature = "tokio")]
 pub mod driver;
+mod error;
 #[cfg(feature = "tokio")]
 pub mod listen;
-mod error;
 mod principal;
 mod schema;
 mod server;

@@ -183,7 +183,12 @@ impl<A: App> Runtime<A> {
                 match accepted {
                     Ok((transport, (principal, _ticket))) => {
                         let served = runtime
-                            .serve_within(transport, principal, connection, options.handshake_timeout)
+                            .serve_within(
+                                transport,
+                                principal,
+                                connection,
+                                options.handshake_timeout,
+                            )
                             .await;
                         if let Err(e) = served {
                             tracing::debug!(error = %e, %connection, "connection ended");

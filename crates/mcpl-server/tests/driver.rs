@@ -287,7 +287,10 @@ async fn lifecycle_only_ping_is_served_before_initialize_and_nothing_changes() {
     let options = RequestOptions::timeout(Duration::from_secs(30));
     for (method, params) in [
         ("tools/call", json!({"name": "play", "arguments": {}})),
-        ("toolsets/open", json!({"toolset": "game", "instance": "g1"})),
+        (
+            "toolsets/open",
+            json!({"toolset": "game", "instance": "g1"}),
+        ),
         ("tools/list", json!({})),
     ] {
         let err = host
@@ -305,7 +308,11 @@ async fn lifecycle_only_ping_is_served_before_initialize_and_nothing_changes() {
         panic!("{err:?}")
     };
     assert!(error.message.len() < 250, "{} bytes", error.message.len());
-    assert!(error.message.contains(&format!("`{}...`", "m".repeat(128))), "{}", error.message);
+    assert!(
+        error.message.contains(&format!("`{}...`", "m".repeat(128))),
+        "{}",
+        error.message
+    );
     assert_eq!(ask(&host, "ping", json!({})).await, json!({}));
     ask(
         &host,

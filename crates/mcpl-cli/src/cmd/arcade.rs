@@ -254,9 +254,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         let shown = store.as_deref().map(redacted).unwrap_or_default();
         let running = match store {
-            None if options.conformance => {
-                Running::Alone(mcpl_arcade::start_conformance(config)?)
-            }
+            None if options.conformance => Running::Alone(mcpl_arcade::start_conformance(config)?),
             None => Running::Alone(mcpl_arcade::start(config)?),
             Some(url) => {
                 let started = mcpl_arcade::start_on_redis(

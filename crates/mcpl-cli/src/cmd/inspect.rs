@@ -2,10 +2,10 @@
 //! declares: its manifest members of RFC-014, its tools with their hints, what is open and
 //! what ended. A read-only look: it opens and closes nothing.
 
+use crate::cmd::connect::ConnectFlags;
 use anyhow::{Context, bail};
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{ListResult, PRESENCE_KEY, TOOLSET_KEY, VISIBLE_KEY};
-use crate::cmd::connect::ConnectFlags;
 use mcpl_rpc::{ClientOptions, Events, Peer, PeerConfig, RequestOptions, Transport};
 use mcpl_surface::{ServerSpec, Target};
 use serde_json::{Value, json};

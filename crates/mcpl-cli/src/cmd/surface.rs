@@ -49,7 +49,7 @@ impl EmbeddedConnector {
         if let Some(a) = &*slot {
             return Ok(a.clone());
         }
-        let a = Arc::new(mcpl_arcade::start(self.config).map_err(|e| e.to_string())?);
+        let a = Arc::new(mcpl_arcade::start(self.config.clone()).map_err(|e| e.to_string())?);
         *slot = Some(a.clone());
         Ok(a)
     }

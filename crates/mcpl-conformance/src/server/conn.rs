@@ -538,8 +538,10 @@ async fn connect(target: &ServerTarget) -> Result<Transport, String> {
                 ));
             }
             let bearer = token.as_ref().map(|t| format!("Bearer {t}"));
-            let mut headers: Vec<(&str, &str)> =
-                extra.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+            let mut headers: Vec<(&str, &str)> = extra
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
             if let Some(bearer) = bearer.as_deref() {
                 headers.push(("Authorization", bearer));
             }

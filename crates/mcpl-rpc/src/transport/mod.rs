@@ -216,7 +216,7 @@ pub(crate) fn outbound_queue(capacity: usize) -> (OutboundQueue, OutboundReceive
 impl OutboundQueue {
     /// Queues `out` for the writer. When the queue is full the other side is too slow: the
     /// queue is marked overflowed (the peer then closes the connection) and `out` is dropped.
-    pub fn send(&self, out: Outbound) -> Result<(), Outbound> {
+    pub fn send(&self, out: Outbound) -> Result<(), Box<Outbound>> {
         match self.tx.try_send(Box::new(out)) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(out)) => {
@@ -227,9 +227,9 @@ impl OutboundQueue {
                         self.tx.max_capacity()
                     );
                 }
-                Err(*out)
+                Err(out)
             }
-            Err(mpsc::error::TrySendError::Closed(out)) => Err(*out),
+            Err(mpsc::error::TrySendError::Closed(out)) => Err(out),
         }
     }
 

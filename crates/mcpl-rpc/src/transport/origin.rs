@@ -81,7 +81,9 @@ fn is_loopback_origin(origin: &str) -> bool {
     }
     let host = if let Some(v6) = rest.strip_prefix('[') {
         match v6.split_once(']') {
-            Some((host, port)) if port.is_empty() || port.strip_prefix(':').is_some_and(is_port) => {
+            Some((host, port))
+                if port.is_empty() || port.strip_prefix(':').is_some_and(is_port) =>
+            {
                 return host == "::1";
             }
             _ => return false,
@@ -150,7 +152,11 @@ mod tests {
         let allowed = AllowedOrigins::default().allow("https://App.example:8443/");
         assert!(allowed.permits(Some("https://app.example:8443")));
         assert!(!allowed.permits(Some("https://app.example")));
-        assert!(AllowedOrigins::default().allow("*").permits(Some("https://x.example")));
+        assert!(
+            AllowedOrigins::default()
+                .allow("*")
+                .permits(Some("https://x.example"))
+        );
         assert!(AllowedOrigins::any().permits(Some("https://x.example")));
     }
 }

@@ -137,7 +137,10 @@ impl ServerTls {
 /// [`ServerTls::listener`].
 #[derive(Debug)]
 pub struct TlsListener {
-    accepted: mpsc::Receiver<(tokio_rustls::server::TlsStream<TcpStream>, std::net::SocketAddr)>,
+    accepted: mpsc::Receiver<(
+        tokio_rustls::server::TlsStream<TcpStream>,
+        std::net::SocketAddr,
+    )>,
     local: std::io::Result<std::net::SocketAddr>,
     task: tokio::task::JoinHandle<()>,
 }

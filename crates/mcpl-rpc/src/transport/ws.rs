@@ -38,7 +38,10 @@ impl Handshake {
     /// Whether the handshake's `Origin` (if any) is one `allowed` permits; a server refuses
     /// the others with 403 (see [`Rejection::forbidden_origin`]).
     pub fn origin_permitted(&self, allowed: &super::origin::AllowedOrigins) -> bool {
-        let origin = self.headers.get("origin").map(|v| v.to_str().unwrap_or("?"));
+        let origin = self
+            .headers
+            .get("origin")
+            .map(|v| v.to_str().unwrap_or("?"));
         allowed.permits(origin)
     }
 }

@@ -21,8 +21,7 @@ use super::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, read_
 use crate::error::RpcError;
 use crate::transport::tls::{ClientTls, describe};
 use crate::transport::{
-    ClientOptions, Guard, Inbound, OUTBOUND_CAPACITY, Transport,
-    TransportKind, outbound_queue,
+    ClientOptions, Guard, Inbound, OUTBOUND_CAPACITY, Transport, TransportKind, outbound_queue,
 };
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -255,7 +254,10 @@ impl Client {
             Ok(response) => response,
             Err(e) => {
                 return self
-                    .fail(id.as_ref(), format!("http request failed: {}", describe(&e)))
+                    .fail(
+                        id.as_ref(),
+                        format!("http request failed: {}", describe(&e)),
+                    )
                     .await;
             }
         };
@@ -417,8 +419,7 @@ async fn write_messages(client: Arc<Client>, mut rx: crate::transport::OutboundR
         let body = Bytes::from(frame::encode(&message));
         if initialize {
             *lock(&client.init) = Some(body.clone());
-        } else if matches!(&message, Message::Notification(n) if n.method == methods::INITIALIZED)
-        {
+        } else if matches!(&message, Message::Notification(n) if n.method == methods::INITIALIZED) {
             *lock(&client.initialized) = Some(body.clone());
         }
         if id.is_some() && !initialize {

@@ -6,15 +6,15 @@
 //! client's read order is simply the order in which its streams delivered frames.
 
 pub mod client;
-pub mod server;
 mod replay;
+pub mod server;
 mod sse;
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use mcpl_protocol::frame::FrameError;
-use mcpl_protocol::sniff::SNIFF_BYTES;
 use mcpl_protocol::jsonrpc::{DecodeError, Message};
+use mcpl_protocol::sniff::SNIFF_BYTES;
 
 pub use client::{connect, connect_with};
 pub use server::{Authorize, HttpServerConfig, HttpSession, Owner, router};

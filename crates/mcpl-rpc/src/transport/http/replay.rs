@@ -182,7 +182,11 @@ mod tests {
             r.push(t, note(n));
         }
         assert_eq!(r.len(), 3);
-        assert_eq!(r.next_after(0).unwrap_err(), 8, "a stream after 0 missed 1 to 7");
+        assert_eq!(
+            r.next_after(0).unwrap_err(),
+            8,
+            "a stream after 0 missed 1 to 7"
+        );
         assert_eq!(ids_after(&r, 7), [8, 9, 10]);
     }
 }

@@ -35,9 +35,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use bytes::Bytes;
 use mcpl_protocol::frame::{self, FrameError, Limits};
-use mcpl_protocol::jsonrpc::{
-    ErrorCode, ErrorObject, Message, RequestId, Response as RpcResponse,
-};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId, Response as RpcResponse};
 use mcpl_protocol::methods;
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -310,10 +308,8 @@ impl Session {
         if let Message::Response(RpcResponse { id: Some(id), .. }) = &message {
             // A response ends its POST's stream (the sender is dropped here).
             match routes.posts.remove(id) {
-                Some(PostStream::Sse(tx)) => {
-                    if tx.try_send(sse_event(None, &message)).is_ok() {
-                        return;
-                    }
+                Some(PostStream::Sse(tx)) if tx.try_send(sse_event(None, &message)).is_ok() => {
+                    return;
                 }
                 Some(PostStream::Json(tx)) => match tx.send(message) {
                     Ok(()) => return,
@@ -323,7 +319,7 @@ impl Session {
                         return self.wake.notify_waiters();
                     }
                 },
-                None => {}
+                Some(PostStream::Sse(_)) | None => {}
             }
         } else if let Some(id) = &out.related
             && let Some(PostStream::Sse(tx)) = routes.posts.get(id)
@@ -348,21 +344,27 @@ impl Session {
     }
 }
 
-/// Why a request is turned away before it reaches a session.
-type Refusal = Response;
+/// The response that turns a request away before it reaches a session (boxed: it is the
+/// rare path).
+type Refusal = Box<Response>;
 
 impl ServerState {
     /// The `Origin` check, then `authorize`; the request's owner when both pass.
     fn admit(&self, headers: &HeaderMap) -> Result<String, Refusal> {
-        let origin = headers.get(header::ORIGIN).map(|v| v.to_str().unwrap_or("?"));
+        let origin = headers
+            .get(header::ORIGIN)
+            .map(|v| v.to_str().unwrap_or("?"));
         if !self.config.origins.permits(origin) {
             let origin = clip(origin.unwrap_or_default());
             tracing::warn!(%origin, "refused a request from a foreign origin");
-            return Err((StatusCode::FORBIDDEN, format!("origin `{origin}` is not allowed"))
-                .into_response());
+            let refusal = (
+                StatusCode::FORBIDDEN,
+                format!("origin `{origin}` is not allowed"),
+            );
+            return Err(Box::new(refusal.into_response()));
         }
         if let Some(check) = &self.config.authorize {
-            check(headers).map_err(IntoResponse::into_response)?;
+            check(headers).map_err(|status| Box::new(status.into_response()))?;
         }
         Ok(match &self.config.owner {
             Some(owner) => owner(headers),
@@ -381,11 +383,13 @@ impl ServerState {
         };
         let id = id.to_str().unwrap_or_default();
         let unknown = || {
-            (
-                StatusCode::NOT_FOUND,
-                format!("unknown session `{}`", clip(id)),
+            Box::new(
+                (
+                    StatusCode::NOT_FOUND,
+                    format!("unknown session `{}`", clip(id)),
+                )
+                    .into_response(),
             )
-                .into_response()
         };
         let session = lock(&self.sessions).get(id).cloned();
         match session {
@@ -431,7 +435,8 @@ impl ServerState {
     ) -> Option<Arc<Session>> {
         let id = new_session_id();
         let (in_tx, in_rx) = crate::transport::inbound_queue();
-        let (out_tx, out_rx) = crate::transport::outbound_queue(crate::transport::OUTBOUND_CAPACITY);
+        let (out_tx, out_rx) =
+            crate::transport::outbound_queue(crate::transport::OUTBOUND_CAPACITY);
         let session = Arc::new(Session {
             id: id.clone(),
             owner,
@@ -593,11 +598,11 @@ async fn handle_post(
 ) -> Response {
     let owner = match state.admit(&headers) {
         Ok(owner) => owner,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let session = match state.session(&headers, &owner) {
         Ok(session) => session,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let limits = state.config.limits;
     let declared = headers
@@ -721,18 +726,24 @@ fn named_session(state: &ServerState, headers: &HeaderMap) -> Result<Arc<Session
     let owner = state.admit(headers)?;
     match state.session(headers, &owner)? {
         Some(session) => Ok(session),
-        None => Err((StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header").into_response()),
+        None => Err(Box::new(
+            (StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header").into_response(),
+        )),
     }
 }
 
 async fn handle_get(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> Response {
     let session = match named_session(&state, &headers) {
         Ok(session) => session,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let last_event = match headers.get(super::LAST_EVENT_ID_HEADER) {
         None => None,
-        Some(value) => match value.to_str().ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(value) => match value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        {
             Some(id) => Some(id),
             None => {
                 return (
@@ -748,7 +759,10 @@ async fn handle_get(State(state): State<Arc<ServerState>>, headers: HeaderMap) -
         let generation = routes.next_get;
         routes.next_get += 1;
         routes.get = Some(generation);
-        (last_event.unwrap_or(routes.replay.delivered_upto()), generation)
+        (
+            last_event.unwrap_or(routes.replay.delivered_upto()),
+            generation,
+        )
     };
     // A stream this one replaces ends.
     session.wake.notify_waiters();
@@ -758,7 +772,7 @@ async fn handle_get(State(state): State<Arc<ServerState>>, headers: HeaderMap) -
 async fn handle_delete(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> Response {
     let session = match named_session(&state, &headers) {
         Ok(session) => session,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     lock(&state.sessions).remove(&session.id);
     let _ = session

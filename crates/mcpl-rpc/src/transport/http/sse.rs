@@ -149,7 +149,11 @@ mod tests {
         p.push(b"\n");
         assert_eq!(p.last_id(), Some("7"));
         p.push(b"data: y\n\n");
-        assert_eq!(p.last_id(), Some("7"), "an event without id keeps the last one");
+        assert_eq!(
+            p.last_id(),
+            Some("7"),
+            "an event without id keeps the last one"
+        );
     }
 
     #[test]
