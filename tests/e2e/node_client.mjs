@@ -32,7 +32,7 @@ const opened = await client.callTool({
   arguments: { toolset: "go", instance: "js", options: { size: 9 } },
 });
 assert.ok(!opened.isError, textOf(opened));
-assert.ok(textOf(opened).includes("go/js"), textOf(opened));
+assert.ok(textOf(opened).includes("`go`/`js`"), textOf(opened));
 assert.equal(await names(), first);
 
 for (let i = 0; i < 2; i++) {
@@ -43,8 +43,8 @@ for (let i = 0; i < 2; i++) {
   });
   assert.ok(!look.isError, textOf(look));
   const text = textOf(look);
-  const marker = "Arguments (JSON Schema): ";
-  const rest = text.slice(text.indexOf(marker) + marker.length).split("\n")[0];
+  const line = text.split("\n").find((l) => l.includes("checks against"));
+  const rest = line.slice(line.indexOf(": {") + 2);
   const moves = JSON.parse(rest).properties.move.enum;
   const move = moves.find((m) => m !== "pass");
   const played = await client.callTool({

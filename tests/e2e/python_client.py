@@ -21,9 +21,9 @@ def text_of(result):
 
 
 def schema_from_look(text):
-    marker = "Arguments (JSON Schema): "
-    at = text.index(marker) + len(marker)
-    return json.JSONDecoder().raw_decode(text[at:])[0]
+    line = next(l for l in text.splitlines() if "checks against" in l)
+    at = line.index(": {") + 2
+    return json.JSONDecoder().raw_decode(line[at:])[0]
 
 
 async def main(binary):
@@ -50,7 +50,7 @@ async def main(binary):
                 "toolsets_open", {"toolset": "go", "instance": "py", "options": {"size": 9}}
             )
             assert not opened.isError, text_of(opened)
-            assert "go/py" in text_of(opened), text_of(opened)
+            assert "`go`/`py`" in text_of(opened), text_of(opened)
             assert await names() == first
 
             for _ in range(2):

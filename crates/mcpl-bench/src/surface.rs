@@ -20,8 +20,8 @@ use mcpl_arcade::{ArcadeConfig, ArcadeServer};
 use mcpl_rpc::{Peer, PeerConfig, RequestOptions, Transport};
 use mcpl_server::Principal;
 use mcpl_surface::{
-    BoxFuture, CacheReport, Connector, ServerSpec, StandardConnector, Surface, SurfaceConfig,
-    Target,
+    BoxFuture, CacheReport, ConnectError, Connector, ServerSpec, StandardConnector, Surface,
+    SurfaceConfig, Target,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -64,7 +64,10 @@ struct PipeConnector {
 }
 
 impl Connector for PipeConnector {
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>> {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
         if spec.target != Target::Embedded {
             return StandardConnector.connect(spec);
         }

@@ -22,9 +22,25 @@ enum Command {
     /// Serve plain MCP clients on stdio as an MCPL host for the servers behind it.
     Surface {
         /// A backing server: a command line, a ws:// URL or an http(s):// URL, optionally
-        /// `name=SPEC`. Repeat for several. Without any, the embedded arcade is used.
+        /// `name=SPEC`. Repeat for several. Without any (and without --config), the embedded
+        /// arcade is used.
         #[arg(long = "server", value_name = "SPEC")]
         servers: Vec<String>,
+        /// Backends from a file in the `mcpServers` shape (command/args/env/cwd or
+        /// url/headers, `${VAR}` from the environment); see docs/SURFACE.md.
+        #[arg(long, value_name = "FILE")]
+        config: Option<std::path::PathBuf>,
+        /// The most bytes a result and the news it carries may take; what does not fit waits
+        /// for the next result (default 16000, or the config file's `inlineCap`).
+        #[arg(long, value_name = "BYTES")]
+        inline_cap: Option<usize>,
+        /// Serve plain clients over Streamable HTTP at `http://ADDR/mcp` instead of stdio;
+        /// each HTTP session is its own agent.
+        #[arg(long, value_name = "http://ADDR")]
+        listen: Option<String>,
+        /// With --listen: the bearer token every request must carry (required off loopback).
+        #[arg(long, value_name = "TOKEN")]
+        token: Option<String>,
     },
     /// Serve the arcade, the example games server.
     Arcade {
@@ -165,7 +181,19 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let name = cli.command.name();
     let outcome = match cli.command {
-        Command::Surface { servers } => cmd::surface::run(servers),
+        Command::Surface {
+            servers,
+            config,
+            inline_cap,
+            listen,
+            token,
+        } => cmd::surface::run(cmd::surface::Options {
+            servers,
+            config,
+            inline_cap,
+            listen,
+            token,
+        }),
         Command::Arcade {
             listen,
             tokens,

@@ -40,9 +40,9 @@ fn s8_6_demo_exits_0_with_no_list_change_for_the_surface_and_some_for_both_basel
     for milestone in [
         "Game over",
         "`go` has several open instances: `left`, `right`; name one with `instance`",
-        "server `arcade` is disconnected",
-        "reconnected; re-reading its toolsets (nothing is re-opened)",
-        "Closed go/right on arcade.",
+        "`arcade` is down",
+        "`arcade` reconnected; its toolsets were re-read (nothing was re-opened)",
+        "closed `go`/`right`",
     ] {
         assert!(stdout.contains(milestone), "no `{milestone}` in:\n{stdout}");
     }

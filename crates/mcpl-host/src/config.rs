@@ -89,6 +89,9 @@ pub struct ControllerConfig {
     pub policy: ToolPolicy,
     /// How long a request may go unanswered before it counts as timed out.
     pub request_timeout: Duration,
+    /// How long a `tools/call` may go unanswered (a tool may work for a while); `None`:
+    /// [`request_timeout`](Self::request_timeout).
+    pub call_timeout: Option<Duration>,
     /// How long an early rev is held on Streamable HTTP (Appendix B.3: at most 2 s).
     pub hold_limit: Duration,
     /// The first recovery retry delay; it doubles up to `backoff_max` (H25).
@@ -116,6 +119,7 @@ impl ControllerConfig {
             push_events: true,
             policy: ToolPolicy::default(),
             request_timeout: Duration::from_secs(30),
+            call_timeout: None,
             hold_limit: Duration::from_secs(2),
             backoff_initial: Duration::from_millis(100),
             backoff_max: Duration::from_secs(10),

@@ -42,7 +42,10 @@
 //!   window queue of notices, the meta-tools' resolution and text, bounded rendering and the
 //!   argument check.
 //! - `driver` (feature `tokio`): the async host task over `mcpl-rpc` peers, with a small
-//!   `Agent` trait for the embedding agent and a `Host` handle.
+//!   `Agent` trait for the embedding agents and a `Host` handle. It keeps a server's picture
+//!   across connections (a reconnect resumes from it), serves several agents (one whose
+//!   results are its window gets its news with its next answer, within the inline cap), and
+//!   shows each connection's reported state. The surface host (`mcpl-surface`) runs on it.
 //! - [`error`]: the crate's [`Error`] (caller misuse and transport failures only).
 
 pub mod config;

@@ -470,8 +470,8 @@ fn h56_a_meta_tool_called_with_null_arguments_has_every_selector_absent() {
     }
     let refused = h.pres.plan(META_LOOK, &json!(["game"]));
     assert_eq!(
-        refused.err().as_deref(),
-        Some("the arguments must be an object")
+        refused.err(),
+        Some(mcpl_host::presenter::Refusal::NotAnObject)
     );
 }
 

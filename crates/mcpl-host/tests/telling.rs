@@ -445,7 +445,7 @@ fn h53_reminders_restate_open_toolsets_whose_announcement_left_the_compile() {
 fn h54_server_written_text_is_attributed() {
     let mut h = Host::new(vec![("arcade", arcade())]);
     let text = open_g1(&mut h);
-    assert!(text.contains("arcade says \"game g1\""), "{text}");
+    assert!(text.contains("arcade calls it \"game g1\""), "{text}");
     let key = ("game".to_owned(), Some("g1".to_owned()));
     h.pair("arcade")
         .server

@@ -81,6 +81,7 @@
 mod driver;
 pub mod error;
 pub mod event;
+mod link;
 pub mod peer;
 mod pending;
 pub mod transport;

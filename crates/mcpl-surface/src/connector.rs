@@ -1,9 +1,10 @@
 //! Connectors: how a [`ServerSpec`] becomes a transport.
 //!
 //! The surface asks its [`Connector`] for a fresh transport on every connect and reconnect.
-//! [`StandardConnector`] reaches command lines, WebSocket and Streamable HTTP URLs; an
-//! embedding binary wraps it to serve [`Target::Embedded`] in process (the CLI does this for
-//! the arcade), and tests wrap it to cut connections on purpose.
+//! [`StandardConnector`] starts programs and command lines and reaches WebSocket and
+//! Streamable HTTP URLs (with the spec's headers every time); an embedding binary wraps it to
+//! serve [`Target::Embedded`] in process (the CLI does this for the arcade), and tests wrap it
+//! to cut connections on purpose.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,34 +17,178 @@ use crate::spec::{ServerSpec, Target};
 /// A boxed future, for object-safe async trait methods.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Why a backing server could not be reached; the `Display` is what look shows the agent
+/// while the server is down.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The program could not be started.
+    #[error("cannot start \"{program}\": {why}")]
+    CannotStart {
+        /// The program as configured.
+        program: String,
+        /// The operating system's reason.
+        why: String,
+    },
+    /// The address could not be reached.
+    #[error("cannot connect to {url}: {why}")]
+    Unreachable {
+        /// The URL as configured.
+        url: String,
+        /// The cause.
+        why: String,
+    },
+    /// The connector has no way to reach this kind of target.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Opening the transport failed otherwise.
+    #[error("{0}")]
+    Transport(String),
+}
+
 /// Opens a transport to a backing server; called again for every reconnect.
 pub trait Connector: Send + Sync + 'static {
     /// A fresh transport to `spec`, or why there is none (shown to the agent while the
     /// server is down).
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>>;
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>>;
 }
 
-/// Reaches command lines (stderr passed through), `ws://` and `http://` URLs.
+/// Reaches programs, command lines (stderr passed through), `ws://` and `http://` URLs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StandardConnector;
 
+/// An OS error without its "(os error N)" tail.
+fn os_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+/// Starts `program` directly, so a missing program is named (a shell would only exit).
+fn start(spec: &ServerSpec, program: &str, args: &[String]) -> Result<Transport, ConnectError> {
+    let mut command = tokio::process::Command::new(program);
+    command.args(args);
+    for (k, v) in &spec.env {
+        command.env(k, v);
+    }
+    if let Some(dir) = &spec.cwd {
+        command.current_dir(dir);
+    }
+    find(spec, program).map_err(|why| ConnectError::CannotStart {
+        program: program.to_owned(),
+        why,
+    })?;
+    Transport::child(command, StderrMode::Inherit, Limits::default())
+        .map_err(|e| ConnectError::Transport(e.to_string()))
+}
+
+/// Checks that `program` can be started: a path must exist, a bare name must be on `PATH`
+/// (the child's own `PATH` when the spec sets one).
+fn find(spec: &ServerSpec, program: &str) -> Result<(), String> {
+    if program.contains('/') {
+        let path = match &spec.cwd {
+            Some(dir) => dir.join(program),
+            None => program.into(),
+        };
+        return std::fs::metadata(&path).map(drop).map_err(|e| os_text(&e));
+    }
+    let path = spec
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone().into())
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_default();
+    if std::env::split_paths(&path).any(|dir| dir.join(program).is_file()) {
+        Ok(())
+    } else {
+        Err("not found on PATH".to_owned())
+    }
+}
+
+/// Opens (and drops) a TCP connection to an `http(s)://` URL's host and port.
+async fn reachable(url: &str) -> Result<(), ConnectError> {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    let addr = if has_port {
+        authority.to_owned()
+    } else {
+        let port = if scheme.eq_ignore_ascii_case("https") {
+            443
+        } else {
+            80
+        };
+        format!("{authority}:{port}")
+    };
+    let addr = addr.replace(['[', ']'], "");
+    let target = match addr.rsplit_once(':') {
+        Some((host, port)) if host.contains(':') => format!("[{host}]:{port}"),
+        _ => addr,
+    };
+    tokio::net::TcpStream::connect(&target)
+        .await
+        .map(drop)
+        .map_err(|e| ConnectError::Unreachable {
+            url: url.to_owned(),
+            why: os_text(&e),
+        })
+}
+
+/// A plain command line (no shell syntax) split into program and arguments.
+fn plain_words(line: &str) -> Option<Vec<String>> {
+    let special = |c: char| "|&;<>()$`\\\"'*?[]#~=%{}!".contains(c);
+    (!line.chars().any(special)).then(|| line.split_whitespace().map(str::to_owned).collect())
+}
+
 impl Connector for StandardConnector {
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>> {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
         Box::pin(async move {
+            let headers: Vec<(&str, &str)> = spec
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
             match &spec.target {
-                Target::Command(line) => {
-                    Transport::child_shell(line, StderrMode::Inherit).map_err(|e| e.to_string())
-                }
+                Target::Exec { program, args } => start(spec, program, args),
+                Target::Command(line) => match plain_words(line).as_deref() {
+                    Some([program, args @ ..]) => start(spec, program, args),
+                    _ => Transport::child_shell(line, StderrMode::Inherit)
+                        .map_err(|e| ConnectError::Transport(e.to_string())),
+                },
                 Target::WebSocket(url) => {
-                    mcpl_rpc::transport::ws::connect(url, &[], Limits::default())
+                    mcpl_rpc::transport::ws::connect(url, &headers, Limits::default())
                         .await
-                        .map_err(|e| e.to_string())
+                        .map_err(|e| ConnectError::Unreachable {
+                            url: url.clone(),
+                            why: e.to_string(),
+                        })
                 }
                 Target::Http(url) => {
-                    mcpl_rpc::transport::http::connect(url, &[], Limits::default())
-                        .map_err(|e| e.to_string())
+                    // Streamable HTTP connects lazily; reach the address first, so a dead
+                    // server is named as unreachable, with the cause, not as a server error.
+                    reachable(url).await?;
+                    mcpl_rpc::transport::http::connect(url, &headers, Limits::default()).map_err(
+                        |e| ConnectError::Unreachable {
+                            url: url.clone(),
+                            why: e.to_string(),
+                        },
+                    )
                 }
-                Target::Embedded => Err("this build has no embedded server".to_owned()),
+                Target::Embedded => Err(ConnectError::Unsupported(
+                    "this build has no embedded server".to_owned(),
+                )),
             }
         })
     }

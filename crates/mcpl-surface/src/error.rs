@@ -3,6 +3,8 @@
 //! What a backing server or the client does wrong never comes back as `Err`: a meta-tool
 //! answers it with a tool error (`isError: true`) naming the problem, and the surface goes on.
 
+use std::path::PathBuf;
+
 /// What went wrong setting up or running the surface host.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -15,8 +17,16 @@ pub enum Error {
         /// Why it was refused.
         why: String,
     },
+    /// A config file could not be read or is wrong.
+    #[error("config file {}: {why}", path.display())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the server and key.
+        why: String,
+    },
     /// A backing server could not be reached or refused the handshake.
-    #[error("server `{server}`: {why}")]
+    #[error("server \"{server}\": {why}")]
     Connect {
         /// The server's name.
         server: String,

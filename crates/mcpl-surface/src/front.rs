@@ -1,109 +1,181 @@
-//! The front: the MCP server a plain client talks to (protocol 2025-11-25 down to
-//! 2024-11-05).
+//! The front: the MCP server one plain client talks to (protocol 2025-11-25 down to
+//! 2024-11-05), over the host library's driver.
 //!
 //! It answers `initialize`, `ping`, `logging/setLevel`, `tools/list` and `tools/call`. The
-//! tool list is the servers' static tools plus the four meta-tools, published once the
-//! servers have been read; it changes only if a server changes a static tool's definition,
-//! never because toolsets opened, closed or changed (§8.1, §8.6). Each `tools/call` runs in
-//! its own task, so a slow call never blocks the next.
+//! tool list is the host library's: the servers' static tools plus the four meta-tools,
+//! published once the servers have been read; it changes only if a server changes a static
+//! tool's definition, never because toolsets opened, closed or changed (§8.1, §8.6). Every
+//! call goes to the driver as this session's agent, whose window is its results: what it is
+//! owed rides with its next answer, in read order. Each `tools/call` runs in its own task, so
+//! a slow call never blocks the next.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use mcpl_host::controller::PushEvent;
+use mcpl_host::driver::{Agent, Answer, Host};
+use mcpl_host::presenter::{
+    AgentId, LinkState, META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter, WindowItem,
+    event_line,
+};
+use mcpl_protocol::jsonrpc::{Message, Request, RequestId};
 use mcpl_protocol::mcp::{
-    CallToolParams, Implementation, InitializeParams, InitializeResult, ServerCapabilities,
-    ToolsCapability, ToolsListResult,
+    CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams,
+    InitializeResult, ServerCapabilities, ToolsCapability, ToolsListResult,
 };
 use mcpl_protocol::mcpl::{FeatureSet, FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::methods;
 use mcpl_rpc::{Event, Peer, PeerConfig, Responder, Transport, decode_params};
 use serde_json::{Map, Value, json};
 
-use crate::error::Error;
-use crate::hub::{ClientSink, Hub};
+use crate::meter::Counters;
 
-/// What the front has published: the cache report's first column.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Published {
-    pub(crate) first_bytes: u64,
-    pub(crate) lists: u64,
-    pub(crate) changes: u64,
-    pub(crate) resent_bytes: u64,
-    last: Option<String>,
-    /// `tools/list_changed` was sent and the client has not re-listed since.
-    pub(crate) told_stale: bool,
-    /// The client advertised MCPL `pushEvents` in `initialize`.
-    pub(crate) client_push: bool,
+/// What every session of one surface shares.
+#[derive(Debug, Clone)]
+pub(crate) struct Shared {
+    pub(crate) host: Host,
+    pub(crate) counters: Arc<Mutex<Counters>>,
+    /// The configured servers, for the settle wait.
+    pub(crate) servers: Vec<String>,
+    /// How long the first list or call waits for every server to be read.
+    pub(crate) settle: Duration,
 }
 
-impl Published {
-    /// True once the client has been given a list.
-    pub(crate) fn published(&self) -> bool {
-        self.last.is_some()
+/// How pushes reach the client besides the meta-tool results.
+#[derive(Debug, Clone)]
+enum Sink {
+    /// As `notifications/message` (clients that show logs).
+    Log(Peer),
+    /// As `push/event` (the client advertised MCPL with `pushEvents` and granted it).
+    Push(Peer),
+}
+
+/// One client session as it looks from the host task.
+#[derive(Debug, Default)]
+struct SessionState {
+    sink: Option<Sink>,
+    /// The client advertised MCPL `pushEvents` in `initialize`.
+    client_push: bool,
+    /// The client has been given a list.
+    published: bool,
+    /// `tools/list_changed` was sent and the client has not re-listed since.
+    told_stale: bool,
+    next_push_id: i64,
+}
+
+/// The driver's agent for one client: its results are its window.
+struct ClientAgent(Arc<Mutex<SessionState>>);
+
+impl Agent for ClientAgent {
+    fn notice(&mut self, _item: &WindowItem) -> bool {
+        false
+    }
+
+    fn results_are_window(&self) -> bool {
+        true
+    }
+
+    /// Pushes also go to the client as they arrive: `push/event` to an MCPL client that
+    /// granted it, a log message otherwise. The meta-tool results still tell them.
+    fn pushed(&mut self, server: &str, event: &PushEvent) {
+        let Ok(mut s) = self.0.lock() else { return };
+        match s.sink.clone() {
+            Some(Sink::Log(peer)) => {
+                let text = event_line(server, &event.params);
+                let params = json!({ "level": "info", "logger": server, "data": text });
+                let _ = peer.notify_value(methods::MESSAGE, Some(params));
+            }
+            Some(Sink::Push(peer)) => {
+                s.next_push_id += 1;
+                let mut p = event.params.clone();
+                if let Some(obj) = p.as_object_mut() {
+                    // The client is not our server's host: hints are ours to apply.
+                    obj.remove("hints");
+                    obj.insert("origin".into(), json!({ "server": server }));
+                }
+                let id = RequestId::String(format!("surface-push-{}", s.next_push_id));
+                let _ = peer.send(Message::Request(Request {
+                    id,
+                    method: methods::PUSH_EVENT.to_owned(),
+                    params: Some(p),
+                    extra: Map::new(),
+                }));
+            }
+            None => {}
+        }
     }
 }
 
-/// Serves one client over `transport` until it closes.
-pub(crate) async fn serve(
-    hub: Arc<Hub>,
-    transport: Transport,
-    settle: Duration,
-) -> Result<(), Error> {
+/// Serves one client over `transport` until it closes, as agent `agent`.
+pub(crate) async fn serve(shared: Shared, transport: Transport, agent: AgentId) {
     let (peer, mut events) = Peer::start(transport, PeerConfig::default());
+    let state = Arc::new(Mutex::new(SessionState::default()));
+    let _ = shared
+        .host
+        .add_agent(agent.clone(), ClientAgent(state.clone()));
+    let _ = shared.host.observe(stale_teller(Arc::downgrade(&state)));
     while let Some(event) = events.recv().await {
         match event {
             Event::Request {
                 request, responder, ..
-            } => {
-                let method = request.method.clone();
-                match method.as_str() {
-                    methods::INITIALIZE => initialize(&hub, &peer, &request, responder),
-                    methods::FEATURE_SETS_UPDATE => {
-                        feature_sets_update(&hub, &peer, &request, responder)
-                    }
-                    methods::PING => {
-                        let _ = responder.respond(json!({}));
-                    }
-                    "logging/setLevel" => {
-                        let _ = responder.respond(json!({}));
-                    }
-                    methods::TOOLS_LIST => {
-                        let hub = hub.clone();
-                        tokio::spawn(async move {
-                            let list = tools_list(&hub, settle).await;
-                            let _ = responder.respond(list);
-                        });
-                    }
-                    methods::TOOLS_CALL => {
-                        let params: CallToolParams = match decode_params(&request) {
-                            Ok(p) => p,
-                            Err(e) => {
-                                let _ = responder.error(e);
-                                continue;
-                            }
-                        };
-                        let hub = hub.clone();
-                        tokio::spawn(
-                            async move { tools_call(&hub, params, responder, settle).await },
-                        );
-                    }
-                    _ => {
-                        let _ = responder.method_not_found();
-                    }
+            } => match request.method.as_str() {
+                methods::INITIALIZE => initialize(&state, &peer, &request, responder),
+                methods::FEATURE_SETS_UPDATE => {
+                    feature_sets_update(&state, &peer, &request, responder)
                 }
-            }
+                methods::PING | "logging/setLevel" => {
+                    let _ = responder.respond(json!({}));
+                }
+                methods::TOOLS_LIST => {
+                    let (shared, state) = (shared.clone(), state.clone());
+                    tokio::spawn(async move {
+                        let list = tools_list(&shared, &state).await;
+                        let _ = responder.respond(list);
+                    });
+                }
+                methods::TOOLS_CALL => {
+                    let params: CallToolParams = match decode_params(&request) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            let _ = responder.error(e);
+                            continue;
+                        }
+                    };
+                    let (shared, agent) = (shared.clone(), agent.clone());
+                    tokio::spawn(
+                        async move { tools_call(&shared, &agent, params, responder).await },
+                    );
+                }
+                _ => {
+                    let _ = responder.method_not_found();
+                }
+            },
             Event::Closed { .. } => break,
             // Notifications (initialized, cancelled) and answers to our pushes need nothing.
             _ => {}
         }
     }
+    let _ = shared.host.remove_agent(&agent);
     peer.close().await;
-    Ok(())
+}
+
+/// After a change: if a static definition changed (never a toolset, §8.1), tell the client
+/// once, so it re-lists at a time it chooses. Does nothing once the session is gone.
+fn stale_teller(state: Weak<Mutex<SessionState>>) -> impl FnMut(&Presenter) + Send + 'static {
+    move |p| {
+        let Some(state) = state.upgrade() else { return };
+        let Ok(mut s) = state.lock() else { return };
+        if s.published && !s.told_stale && p.needs_rebuild() {
+            s.told_stale = true;
+            if let Some(Sink::Log(peer) | Sink::Push(peer)) = &s.sink {
+                let _ = peer.notify_value(methods::TOOLS_LIST_CHANGED, None);
+            }
+        }
+    }
 }
 
 fn initialize(
-    hub: &Hub,
+    state: &Mutex<SessionState>,
     peer: &Peer,
     request: &mcpl_protocol::jsonrpc::Request,
     responder: Responder,
@@ -121,9 +193,11 @@ fn initialize(
         .and_then(|m| m.get("pushEvents"))
         .and_then(Value::as_bool)
         == Some(true);
-    // Pushes go out as log messages until an MCPL client grants pushEvents (MCPL §5.3).
-    hub.set_sink(ClientSink::Log(peer.clone()));
-    hub.lock().published.client_push = client_push;
+    if let Ok(mut s) = state.lock() {
+        // Pushes go out as log messages until an MCPL client grants pushEvents (MCPL §5.3).
+        s.sink = Some(Sink::Log(peer.clone()));
+        s.client_push = client_push;
+    }
     let mut caps = ServerCapabilities {
         tools: Some(ToolsCapability {
             list_changed: Some(true),
@@ -139,10 +213,9 @@ fn initialize(
     let mut info = Implementation::new("mcpl-surface", env!("CARGO_PKG_VERSION"));
     info.title = Some("MCPL surface host".to_owned());
     let mut result = InitializeResult::answer(&params, caps, info);
-    result.instructions = Some(
-        "Tools that come and go (games, modes) are reached through toolsets_open, toolsets_look, toolsets_act and toolsets_close. Each result ends with what changed and any news; call toolsets_look to check for news."
-            .to_owned(),
-    );
+    result.instructions = Some(format!(
+        "Tools that come and go (games, modes) are reached through {META_OPEN}, {META_LOOK}, {META_ACT} and {META_CLOSE}. Each result ends with what changed and any news since your last call; call {META_LOOK} to check for news and to see each server's state."
+    ));
     let _ = responder.respond_with(&result);
 }
 
@@ -152,7 +225,7 @@ const EVENTS: &str = "surface.events";
 /// MCPL §5.3: the client's policy; `push/event` goes to it only once `pushEvents` is
 /// granted for our feature set, and back to log messages if a later policy withdraws it.
 fn feature_sets_update(
-    hub: &Hub,
+    state: &Mutex<SessionState>,
     peer: &Peer,
     request: &mcpl_protocol::jsonrpc::Request,
     responder: Responder,
@@ -164,8 +237,9 @@ fn feature_sets_update(
             return;
         }
     };
+    let Ok(mut s) = state.lock() else { return };
     if let Err(e) = params.check() {
-        hub.set_sink(ClientSink::Log(peer.clone()));
+        s.sink = Some(Sink::Log(peer.clone()));
         let _ = responder.invalid_params(e);
         return;
     }
@@ -173,75 +247,127 @@ fn feature_sets_update(
         "Events from the servers behind this surface",
         ["pushEvents"],
     );
-    let advertised = hub.lock().published.client_push;
-    let granted = advertised && params.feature_set_state(EVENTS, &set).is_ok();
-    hub.set_sink(if granted {
-        ClientSink::Push(peer.clone())
+    let granted = s.client_push && params.feature_set_state(EVENTS, &set).is_ok();
+    s.sink = Some(if granted {
+        Sink::Push(peer.clone())
     } else {
-        ClientSink::Log(peer.clone())
+        Sink::Log(peer.clone())
     });
     let _ = responder.respond_with(&FeatureSetsUpdateResult::accepted());
 }
 
-/// Waits (bounded) until every server was read, so the first list is the lasting one.
-async fn settle(hub: &Hub, limit: Duration) {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        let progress = hub.progress.notified();
-        if hub.settled() {
-            return;
-        }
-        if tokio::time::timeout_at(deadline, progress).await.is_err() {
-            return;
-        }
-    }
+/// True once every server was read (or is down), so the first list is the lasting one and
+/// a static tool is routable from the first call.
+fn settled(servers: &[String], p: &Presenter) -> bool {
+    servers.iter().all(|s| {
+        p.snapshot(s)
+            .is_some_and(|snap| snap.listed() && (snap.ready() || !snap.hinted()))
+            || matches!(p.link(s), Some(LinkState::Down { .. }))
+    })
 }
 
-async fn tools_list(hub: &Hub, limit: Duration) -> Value {
-    settle(hub, limit).await;
-    let mut inner = hub.lock();
+async fn settle(shared: &Shared) {
+    let servers = shared.servers.clone();
+    shared
+        .host
+        .wait_until(move |p| settled(&servers, p), shared.settle)
+        .await;
+}
+
+async fn tools_list(shared: &Shared, state: &Mutex<SessionState>) -> Value {
+    settle(shared).await;
     // The host library's list: static tools plus the four meta-tools. It is rebuilt only
     // when a static definition changed, never for a toolset (§8.1).
-    if inner.presenter.needs_rebuild() {
-        inner.presenter.rebuild();
+    if shared.host.needs_rebuild().await.unwrap_or(false) {
+        let _ = shared.host.rebuild().await;
     }
-    let tools = inner.presenter.tool_list().to_vec();
-    let result = ToolsListResult::new(tools);
-    let value = serde_json::to_value(&result).unwrap_or_else(|_| json!({"tools": []}));
-    let text = value.to_string();
-    let inner = &mut *inner;
-    let p = &mut inner.published;
-    p.lists += 1;
-    match &p.last {
-        None => {
-            p.first_bytes = text.len() as u64;
-            let snaps: BTreeMap<&str, &mcpl_host::controller::Snapshot> = inner
-                .links
-                .iter()
-                .filter_map(|(n, l)| l.snapshot().map(|s| (n.as_str(), s)))
-                .collect();
-            inner.meter.start(&snaps);
-        }
-        Some(last) if *last != text => {
-            p.changes += 1;
-            p.resent_bytes += text.len() as u64;
-        }
-        Some(_) => {}
+    let tools = shared
+        .host
+        .tool_list()
+        .await
+        .map(|(t, _)| t)
+        .unwrap_or_default();
+    let value =
+        serde_json::to_value(ToolsListResult::new(tools)).unwrap_or_else(|_| json!({"tools": []}));
+    let first = shared
+        .counters
+        .lock()
+        .map(|mut c| c.published.observe(value.to_string()))
+        .unwrap_or(false);
+    if first {
+        let counters = shared.counters.clone();
+        let _ = shared
+            .host
+            .inspect(move |p| {
+                if let Ok(mut c) = counters.lock() {
+                    c.meter.start(&crate::meter::snapshots(p));
+                }
+            })
+            .await;
     }
-    p.last = Some(text);
-    p.told_stale = false;
+    if let Ok(mut s) = state.lock() {
+        s.published = true;
+        s.told_stale = false;
+    }
     value
 }
 
-async fn tools_call(hub: &Arc<Hub>, params: CallToolParams, responder: Responder, limit: Duration) {
-    settle(hub, limit).await;
-    let args = params.arguments.unwrap_or_default();
-    match crate::meta::call(hub, &params.name, args).await {
-        Some(result) => {
-            let _ = responder.respond_with(&result);
+/// Whether `name` is a tool this surface routes: a meta-tool, or a static tool of a server
+/// by its model-facing name, listed or not yet (routing is known once a server is read).
+fn routes(p: &Presenter, name: &str) -> bool {
+    [META_OPEN, META_LOOK, META_ACT, META_CLOSE].contains(&name)
+        || p.tool_list().iter().any(|t| t.name == name)
+        || p.servers().into_iter().any(|s| {
+            p.snapshot(s).is_some_and(|snap| {
+                snap.tools()
+                    .iter()
+                    .any(|t| p.model_name(s, &t.tool.name) == name)
+            })
+        })
+}
+
+async fn tools_call(
+    shared: &Shared,
+    agent: &AgentId,
+    params: CallToolParams,
+    responder: Responder,
+) {
+    settle(shared).await;
+    let name = params.name.clone();
+    let known = {
+        let name = name.clone();
+        shared.host.inspect(move |p| routes(p, &name)).await
+    };
+    if known != Ok(true) {
+        let _ = responder.invalid_params(format!("unknown tool `{name}`"));
+        return;
+    }
+    let args = Value::Object(params.arguments.unwrap_or_default());
+    let result = match shared.host.ask(agent, &name, args).await {
+        Ok(answer) => result_of(answer),
+        Err(e) => CallToolResult::error(format!("the surface host stopped: {e}")),
+    };
+    let _ = responder.respond_with(&result);
+}
+
+/// The client's result: a server's own tool result keeps its content blocks (images,
+/// resources) and structured content, with the news as its last text block (H83); one made
+/// of structured content alone reads as its JSON text followed by the news (H85); every
+/// other answer is its text.
+fn result_of(answer: Answer) -> CallToolResult {
+    let own = answer
+        .result
+        .and_then(|v| serde_json::from_value::<CallToolResult>(v).ok())
+        .filter(|r| !r.content.is_empty());
+    match own {
+        Some(mut r) => {
+            r.meta = None; // hints are the host's, not the client's
+            if !answer.news.is_empty() {
+                r.content.push(ContentBlock::text(answer.news));
+            }
+            r
         }
-        None => {
-            let _ = responder.invalid_params(format!("unknown tool `{}`", params.name));
-        }
+        None if answer.is_error => CallToolResult::error(answer.text),
+        None => CallToolResult::text(answer.text),
     }
 }

@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use mcpl_host::Presenter;
 use mcpl_host::controller::{Presence, Snapshot};
 use serde_json::{Value, json};
 
@@ -119,6 +120,65 @@ impl Meter {
         }
         self.plain.observe(&Value::Array(plain));
         self.groups.observe(&Value::Array(groups));
+    }
+}
+
+/// Every server's latest snapshot the presenter holds.
+pub(crate) fn snapshots(p: &Presenter) -> BTreeMap<&str, &Snapshot> {
+    p.servers()
+        .into_iter()
+        .filter_map(|s| p.snapshot(s).map(|snap| (s, snap)))
+        .collect()
+}
+
+/// What the front has published: the cache report's first column.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Published {
+    pub(crate) first_bytes: u64,
+    pub(crate) lists: u64,
+    pub(crate) changes: u64,
+    pub(crate) resent_bytes: u64,
+    last: Option<String>,
+}
+
+impl Published {
+    /// Counts one published list; true when it is the first.
+    pub(crate) fn observe(&mut self, text: String) -> bool {
+        self.lists += 1;
+        let first = match &self.last {
+            None => {
+                self.first_bytes = text.len() as u64;
+                true
+            }
+            Some(last) if *last != text => {
+                self.changes += 1;
+                self.resent_bytes += text.len() as u64;
+                false
+            }
+            Some(_) => false,
+        };
+        self.last = Some(text);
+        first
+    }
+}
+
+/// The surface's list and both baselines, under one lock.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) published: Published,
+    pub(crate) meter: Meter,
+}
+
+impl Counters {
+    pub(crate) fn report(&self) -> CacheReport {
+        CacheReport {
+            surface_bytes: self.published.first_bytes,
+            surface_changes: self.published.changes,
+            surface_resent_bytes: self.published.resent_bytes,
+            surface_lists: self.published.lists,
+            plain: self.meter.plain.clone(),
+            groups: self.meter.groups.clone(),
+        }
     }
 }
 

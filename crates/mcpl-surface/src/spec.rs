@@ -4,6 +4,11 @@
 //! (WebSocket) or an `http://`/`https://` URL (Streamable HTTP), optionally prefixed with
 //! `NAME=`. Without a name one is derived: the command's program name or the URL's host.
 //! Names are unique within one surface: a repeated name gets `-2`, `-3`, ...
+//!
+//! A config file (`config`) gives the same specs with headers, environment and a working
+//! directory.
+
+use std::path::PathBuf;
 
 use crate::error::Error;
 
@@ -13,6 +18,13 @@ use crate::error::Error;
 pub enum Target {
     /// A shell command line whose process speaks MCP on stdio.
     Command(String),
+    /// A program started directly (no shell) with these arguments, speaking MCP on stdio.
+    Exec {
+        /// The program: a path, or a name looked up on `PATH`.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
     /// A WebSocket URL.
     WebSocket(String),
     /// A Streamable HTTP endpoint URL.
@@ -29,6 +41,13 @@ pub struct ServerSpec {
     pub name: String,
     /// How to reach it.
     pub target: Target,
+    /// Headers sent on every connect and reconnect of a URL target (for example
+    /// `Authorization`), so a reconnect is the same principal.
+    pub headers: Vec<(String, String)>,
+    /// Environment variables set for a child process.
+    pub env: Vec<(String, String)>,
+    /// The working directory of a child process.
+    pub cwd: Option<PathBuf>,
 }
 
 /// The name grammar of RFC-014 §5.1, reused for server names so that `NAME__tool` stays a
@@ -56,12 +75,20 @@ fn sanitize(raw: &str) -> String {
 }
 
 impl ServerSpec {
+    /// A spec with no headers, environment or working directory.
+    pub fn new(name: impl Into<String>, target: Target) -> Self {
+        ServerSpec {
+            name: name.into(),
+            target,
+            headers: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+        }
+    }
+
     /// The embedded arcade, named `arcade`.
     pub fn embedded() -> Self {
-        ServerSpec {
-            name: "arcade".to_owned(),
-            target: Target::Embedded,
-        }
+        ServerSpec::new("arcade", Target::Embedded)
     }
 
     /// Parses one `--server` value.
@@ -101,7 +128,7 @@ impl ServerSpec {
             Target::Command(rest.to_owned())
         };
         let name = name.unwrap_or_else(|| derive_name(&target));
-        Ok(ServerSpec { name, target })
+        Ok(ServerSpec::new(name, target))
     }
 
     /// Parses every `--server` value; none means the embedded arcade. Repeated names get a
@@ -130,18 +157,33 @@ impl ServerSpec {
 /// The default name: the program's file name for a command, the host for a URL.
 fn derive_name(target: &Target) -> String {
     match target {
-        Target::Command(line) => {
-            let program = line.split_whitespace().next().unwrap_or("server");
-            let file = program.rsplit('/').next().unwrap_or(program);
-            let stem = file.split('.').next().unwrap_or(file);
-            sanitize(stem)
-        }
+        Target::Command(line) => program_name(line.split_whitespace().next().unwrap_or("server")),
+        Target::Exec { program, .. } => program_name(program),
         Target::WebSocket(url) | Target::Http(url) => {
             let after = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
             let host = after.split(['/', ':', '?']).next().unwrap_or(after);
             sanitize(&host.replace('.', "-"))
         }
         Target::Embedded => "arcade".to_owned(),
+    }
+}
+
+/// A program's file name without its extension, as a server name.
+fn program_name(program: &str) -> String {
+    let file = program.rsplit('/').next().unwrap_or(program);
+    let stem = file.split('.').next().unwrap_or(file);
+    sanitize(stem)
+}
+
+/// Checks a server name from a config file against the name grammar.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    if is_name(name) {
+        Ok(())
+    } else {
+        Err(
+            "a server name is 1 to 32 letters, digits, `_` or `-`, starting with a letter or digit"
+                .to_owned(),
+        )
     }
 }
 

@@ -1,16 +1,21 @@
-//! The [`Surface`]: starts a link per backing server and serves clients.
+//! The [`Surface`]: the host library's driver, a link task per backing server, and a front
+//! per client session.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcpl_host::driver::{DEFAULT_INLINE_CAP, Host, HostPolicy};
+use mcpl_host::presenter::{AgentId, PresenterConfig};
 use mcpl_rpc::Transport;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::connector::Connector;
 use crate::error::Error;
-use crate::hub::Hub;
-use crate::link::{self, LinkStatus, LinkTiming};
-use crate::meter::CacheReport;
+use crate::front::{self, Shared};
+use crate::link::{self, LinkContext, LinkStatus, LinkTiming, Links};
+use crate::meter::{CacheReport, Counters, snapshots};
 use crate::spec::ServerSpec;
 
 /// How a surface runs.
@@ -22,108 +27,152 @@ pub struct SurfaceConfig {
     pub principal: String,
     /// Request timeouts and reconnect backoff.
     pub timing: LinkTiming,
-    /// How long the first `tools/list` waits for every server to be read.
+    /// How long the first `tools/list` or call waits for every server to be read.
     pub settle: Duration,
+    /// The most bytes a result and what it carries may take (H84, H88); what does not fit
+    /// waits for the next answer. Default [`DEFAULT_INLINE_CAP`]; `None`: no cap.
+    pub inline_cap: Option<usize>,
 }
 
 impl SurfaceConfig {
-    /// A configuration with default timing for `servers`.
+    /// A configuration with default timing and cap for `servers`.
     pub fn new(servers: Vec<ServerSpec>) -> Self {
         SurfaceConfig {
             servers,
             principal: "local".to_owned(),
             timing: LinkTiming::default(),
             settle: Duration::from_secs(10),
+            inline_cap: Some(DEFAULT_INLINE_CAP),
         }
     }
 }
 
-/// A running surface host: one link task per backing server, serving any number of clients
-/// one after the other (stdio has one).
+/// A running surface host: the driver, one link task per backing server, serving any number
+/// of client sessions (stdio has one; `--listen` one per HTTP session), each its own agent.
 #[derive(Debug)]
 pub struct Surface {
-    hub: Arc<Hub>,
-    links: Vec<JoinHandle<()>>,
-    settle: Duration,
+    shared: Shared,
+    links: Links,
+    tasks: Vec<JoinHandle<()>>,
+    shut: watch::Sender<bool>,
+    sessions: AtomicU64,
 }
 
 impl Surface {
-    /// Starts connecting to every server (in the background, with reconnects).
+    /// Starts connecting to every server (in the background, with reconnects). Must run
+    /// inside a tokio runtime.
     pub fn start(config: SurfaceConfig, connector: Arc<dyn Connector>) -> Result<Surface, Error> {
-        let names: Vec<String> = config.servers.iter().map(|s| s.name.clone()).collect();
         let mut seen = std::collections::BTreeSet::new();
-        for n in &names {
-            if !seen.insert(n) {
+        for s in &config.servers {
+            if !seen.insert(&s.name) {
                 return Err(Error::BadSpec {
-                    spec: n.clone(),
+                    spec: s.name.clone(),
                     why: "two servers share this name".to_owned(),
                 });
             }
         }
-        let hub = Arc::new(Hub::new(&names, connector, config.timing, config.principal));
-        let mut links = Vec::new();
-        for spec in config.servers {
-            let wake = hub.wake_of(&spec.name).expect("every spec has a link");
-            links.push(tokio::spawn(link::run(hub.clone(), spec, wake)));
+        let policy = HostPolicy {
+            inline_cap: config.inline_cap,
+            policy_timeout: config.timing.request_timeout,
+            ..HostPolicy::default()
+        };
+        let host = Host::start(PresenterConfig::default(), policy);
+        let counters = Arc::new(Mutex::new(Counters::default()));
+        let meter = counters.clone();
+        let _ = host.observe(move |p| {
+            if let Ok(mut c) = meter.lock() {
+                c.meter.sample(&snapshots(p));
+            }
+        });
+        let (shut, _) = watch::channel(false);
+        let links: Links = Arc::default();
+        let mut tasks = Vec::new();
+        for spec in &config.servers {
+            let cx = LinkContext {
+                host: host.clone(),
+                connector: connector.clone(),
+                timing: config.timing,
+                principal: config.principal.clone(),
+                links: links.clone(),
+                shut: shut.subscribe(),
+            };
+            tasks.push(tokio::spawn(link::run(cx, spec.clone())));
         }
-        Ok(Surface {
-            hub,
-            links,
+        let shared = Shared {
+            host,
+            counters,
+            servers: config.servers.iter().map(|s| s.name.clone()).collect(),
             settle: config.settle,
+        };
+        Ok(Surface {
+            shared,
+            links,
+            tasks,
+            shut,
+            sessions: AtomicU64::new(0),
         })
     }
 
     /// Serves one client over `transport` (for example [`Transport::process_stdio`]) until
-    /// it closes.
+    /// it closes. Each call is a new agent with its own opens' news.
     pub async fn serve(&self, transport: Transport) -> Result<(), Error> {
-        crate::front::serve(self.hub.clone(), transport, self.settle).await
+        let n = self.sessions.fetch_add(1, Ordering::SeqCst) + 1;
+        let agent = AgentId(format!("client-{n}"));
+        front::serve(self.shared.clone(), transport, agent).await;
+        Ok(())
     }
 
-    /// Where each backing server's link stands.
+    /// Where a backing server's link stands.
     pub fn status(&self, server: &str) -> Option<LinkStatus> {
-        self.hub.lock().links.get(server).map(|l| l.status.clone())
+        let links = self.links.lock().ok()?;
+        links.get(server).map(|l| l.status.clone())
     }
 
     /// How many times a server has connected (2 and more: it reconnected).
     pub fn connects(&self, server: &str) -> u64 {
-        self.hub.lock().links.get(server).map_or(0, |l| l.connects)
+        self.links
+            .lock()
+            .ok()
+            .and_then(|l| l.get(server).map(|l| l.connects))
+            .unwrap_or(0)
     }
 
     /// Waits until `server` has connected at least `n` times and been read again.
     pub async fn wait_connected(&self, server: &str, n: u64) {
         loop {
-            let progress = self.hub.progress.notified();
-            let done = {
-                let inner = self.hub.lock();
-                inner.links.get(server).is_some_and(|l| {
-                    l.connects >= n && l.controller.as_ref().is_some_and(|c| c.snapshot().ready())
-                })
-            };
-            if done {
-                return;
+            if self.connects(server) >= n {
+                let name = server.to_owned();
+                let read = self
+                    .shared
+                    .host
+                    .wait_until(
+                        move |p| p.snapshot(&name).is_some_and(|s| s.ready()),
+                        Duration::from_millis(50),
+                    )
+                    .await;
+                if read && self.connects(server) >= n {
+                    return;
+                }
+            } else {
+                tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            progress.await;
         }
     }
 
     /// The cache report so far: the surface's own list changes against both baselines.
     pub fn cache_report(&self) -> CacheReport {
-        let inner = self.hub.lock();
-        CacheReport {
-            surface_bytes: inner.published.first_bytes,
-            surface_changes: inner.published.changes,
-            surface_resent_bytes: inner.published.resent_bytes,
-            surface_lists: inner.published.lists,
-            plain: inner.meter.plain.clone(),
-            groups: inner.meter.groups.clone(),
-        }
+        self.shared
+            .counters
+            .lock()
+            .map(|c| c.report())
+            .unwrap_or_default()
     }
 
     /// Stops every link and closes the backing connections.
     pub async fn shutdown(self) {
-        self.hub.shut_down();
-        for l in self.links {
-            let _ = l.await;
+        let _ = self.shut.send(true);
+        for t in self.tasks {
+            let _ = t.await;
         }
     }
 }

@@ -155,19 +155,23 @@ impl Agent {
     }
 }
 
-/// The JSON Schema `look {tool}` prints after "Arguments (JSON Schema): ".
+/// What `look {tool}` says act checks against: the line "toolsets_act checks against
+/// (instance `x`): SCHEMA".
+const CHECKS: &str = "checks against";
+
+/// The JSON Schema `look {tool}` prints on its "checks against" line.
 fn schema_in(text: &str) -> Option<Value> {
-    let at = text.find("Arguments (JSON Schema): ")? + "Arguments (JSON Schema): ".len();
-    let line = text[at..].lines().next()?;
-    serde_json::from_str(line).ok()
+    let line = text.lines().find(|l| l.contains(CHECKS))?;
+    let at = line.find(": {")? + 2;
+    serde_json::from_str(&line[at..]).ok()
 }
 
 /// Shows a long legal-move enum as its length and ends; the agent reads it whole.
 fn abbreviate_schema(text: &str) -> String {
     text.lines()
-        .map(|line| match line.find("Arguments (JSON Schema): ") {
+        .map(|line| match line.find(CHECKS).and_then(|_| line.find(": {")) {
             Some(at) => {
-                let head = &line[..at];
+                let head = &line[..at + 2];
                 match schema_in(line) {
                     Some(schema) => {
                         let moves: Vec<&str> = schema["properties"]["move"]["enum"]
@@ -178,7 +182,7 @@ fn abbreviate_schema(text: &str) -> String {
                             .collect();
                         if moves.len() > 8 {
                             format!(
-                                "{head}Arguments (JSON Schema): {{\"move\": one of {} legal moves: {} … {}}}  [shortened for this printout]",
+                                "{head}{{\"move\": one of {} legal moves: {} … {}}}  [shortened for this printout]",
                                 moves.len(),
                                 moves[..4].join(" "),
                                 moves[moves.len() - 2..].join(" ")
@@ -234,7 +238,8 @@ async fn play_to_the_end(agent: &mut Agent, instance: &str) -> anyhow::Result<()
         if failed {
             bail!("the agent's move was refused");
         }
-        if text.contains(&format!("go/{instance} closed")) {
+        let at = format!("`go`/`{instance}`");
+        if text.contains(&format!("{at} ended")) || text.contains(&format!("{at} closed")) {
             return Ok(());
         }
         agent.await_push().await?;
@@ -299,7 +304,7 @@ async fn session(
                 json!({"tool": "play", "instance": "left", "args": {"move": "C3"}}),
             )
             .await?;
-        if !failed || text.contains("server `arcade` is") {
+        if !failed || text.contains("`arcade` is") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

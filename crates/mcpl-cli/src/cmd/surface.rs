@@ -1,14 +1,17 @@
 //! `mcpl surface`: the surface host on stdio, in front of the given servers or the embedded
 //! arcade.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use mcpl_arcade::{ArcadeConfig, ArcadeServer};
 use mcpl_rpc::Transport;
 use mcpl_server::Principal;
+use mcpl_surface::listen::ListenConfig;
 use mcpl_surface::{
-    BoxFuture, Connector, ServerSpec, StandardConnector, Surface, SurfaceConfig, Target,
+    BoxFuture, ConnectError, Connector, FileConfig, ServerSpec, StandardConnector, Surface,
+    SurfaceConfig, Target,
 };
 use tokio::task::JoinHandle;
 
@@ -44,19 +47,25 @@ impl EmbeddedConnector {
         }
     }
 
-    fn arcade(&self) -> Result<Arc<ArcadeServer>, String> {
+    fn arcade(&self) -> Result<Arc<ArcadeServer>, ConnectError> {
         let mut slot = self.arcade.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(a) = &*slot {
             return Ok(a.clone());
         }
-        let a = Arc::new(mcpl_arcade::start(self.config.clone()).map_err(|e| e.to_string())?);
+        let a = Arc::new(
+            mcpl_arcade::start(self.config.clone())
+                .map_err(|e| ConnectError::Transport(e.to_string()))?,
+        );
         *slot = Some(a.clone());
         Ok(a)
     }
 }
 
 impl Connector for EmbeddedConnector {
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>> {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
         if spec.target != Target::Embedded {
             return StandardConnector.connect(spec);
         }
@@ -79,17 +88,72 @@ impl Connector for EmbeddedConnector {
     }
 }
 
+/// What `mcpl surface` was given.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// `--server` values.
+    pub servers: Vec<String>,
+    /// `--config FILE`.
+    pub config: Option<PathBuf>,
+    /// `--inline-cap BYTES`.
+    pub inline_cap: Option<usize>,
+    /// `--listen http://ADDR`.
+    pub listen: Option<String>,
+    /// `--token TOKEN`.
+    pub token: Option<String>,
+}
+
+/// The surface's configuration from the options: the config file's servers, then the
+/// `--server` ones; none at all means the embedded arcade.
+fn surface_config(opts: &Options) -> anyhow::Result<SurfaceConfig> {
+    let mut servers = Vec::new();
+    let mut cap = None;
+    if let Some(path) = &opts.config {
+        let file = FileConfig::load(path)?;
+        servers = file.servers;
+        cap = file.inline_cap;
+    }
+    if !opts.servers.is_empty() || servers.is_empty() {
+        for spec in ServerSpec::parse_all(&opts.servers)? {
+            if servers.iter().any(|s| s.name == spec.name) {
+                anyhow::bail!(
+                    "server name `{}` is used twice (config file and --server)",
+                    spec.name
+                );
+            }
+            servers.push(spec);
+        }
+    }
+    let mut config = SurfaceConfig::new(servers);
+    if let Some(cap) = opts.inline_cap.or(cap) {
+        config.inline_cap = Some(cap);
+    }
+    Ok(config)
+}
+
 /// Run `mcpl surface`.
-pub fn run(servers: Vec<String>) -> anyhow::Result<ExitCode> {
-    let specs = ServerSpec::parse_all(&servers)?;
+pub fn run(opts: Options) -> anyhow::Result<ExitCode> {
+    let config = surface_config(&opts)?;
+    let listen = opts
+        .listen
+        .as_deref()
+        .map(|l| ListenConfig::parse(l, opts.token.clone()))
+        .transpose()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
         let connector = EmbeddedConnector::new(ArcadeConfig::default());
-        let surface = Surface::start(SurfaceConfig::new(specs), Arc::new(connector))?;
-        surface.serve(Transport::process_stdio()).await?;
-        surface.shutdown().await;
+        let surface = Arc::new(Surface::start(config, Arc::new(connector))?);
+        match listen {
+            Some(listen) => mcpl_surface::listen::serve(surface, listen).await?,
+            None => {
+                surface.serve(Transport::process_stdio()).await?;
+                if let Ok(surface) = Arc::try_unwrap(surface) {
+                    surface.shutdown().await;
+                }
+            }
+        }
         anyhow::Ok(())
     })?;
     // Child processes and sockets are closed with the runtime.

@@ -565,7 +565,11 @@ impl Controller {
         // driver's own requests on the same connection.
         let id = RequestId::String(format!("host-{}", self.next_id));
         self.next_id += 1;
-        let deadline = now + self.cfg.request_timeout;
+        let timeout = match (&kind, self.cfg.call_timeout) {
+            (ReqKind::Call { .. }, Some(t)) => t,
+            _ => self.cfg.request_timeout,
+        };
+        let deadline = now + timeout;
         self.requests.insert(id.clone(), Req { kind, deadline });
         self.effects
             .push_back(Effect::Send(Message::Request(Request {

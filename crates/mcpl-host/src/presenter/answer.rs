@@ -5,10 +5,10 @@ use mcpl_protocol::rfc014::Presence;
 use serde_json::Value;
 
 use super::meta::{LookQuery, Plan};
-use super::notice::{quote, shown_key};
+use super::notice::{quote, quote_content, shown_key, title};
 use super::render::{self, first_sentence};
 use super::window::{AgentId, WindowItem};
-use super::{META_ACT, META_LOOK, Presenter};
+use super::{LinkState, META_ACT, META_LOOK, Presenter};
 use crate::controller::{Outcome, Snapshot};
 
 impl Presenter {
@@ -28,6 +28,13 @@ impl Presenter {
             Plan::Look { .. } => return String::new(),
         };
         let outcome = match sent {
+            Err(crate::Error::Closed) => {
+                let why = match self.link(server) {
+                    Some(state) if *state != LinkState::Up => format!("`{server}` is {state}"),
+                    _ => format!("the connection to `{server}` is closed"),
+                };
+                return format!("not done: the {verb} was never sent ({why}); try again shortly");
+            }
             Err(e) => return format!("not done: the {verb} was never sent ({e})"),
             Ok(o) => o,
         };
@@ -57,7 +64,7 @@ impl Presenter {
                             format!("opened {key}")
                         };
                         if let Some(t) = v.get("title").and_then(Value::as_str) {
-                            text.push_str(&format!(", titled by {}", quote(server, t)));
+                            text.push_str(&format!(" ({})", title(server, t)));
                         }
                         if !content.is_empty() {
                             text.push_str(&format!("\n{content}"));
@@ -101,19 +108,37 @@ impl Presenter {
             Some(s) => vec![s.clone()],
             None => self.presenting(),
         };
-        if servers.is_empty() {
+        // Servers that are not connected and present nothing yet are named with their state,
+        // so a dead one is never silently missing (its error names the cause).
+        if query.server.is_none() && query.tool.is_none() {
+            for (id, state) in &self.links {
+                if *state != LinkState::Up && !servers.contains(id) {
+                    lines.push(format!("server \"{id}\": {state}"));
+                }
+            }
+        }
+        if servers.is_empty() && lines.is_empty() {
             lines.push("no server presents toolsets".to_owned());
         }
         for id in &servers {
+            let state = self.link(id).filter(|s| **s != LinkState::Up);
             let Some(snap) = self.snapshot(id) else {
-                lines.push(format!("no server `{id}`"));
+                lines.push(match state {
+                    Some(state) => format!("server `{id}`: {state}; not read yet"),
+                    None => format!("no server `{id}`"),
+                });
                 continue;
             };
             if let Some(tool) = &query.tool {
                 lines.extend(self.look_tool(id, snap, tool, query.instance.as_deref(), &mut shown));
                 continue;
             }
-            lines.push(format!("server `{id}`:"));
+            match state {
+                Some(state) => lines.push(format!(
+                    "server `{id}` ({state}; showing the last state known):"
+                )),
+                None => lines.push(format!("server `{id}`:")),
+            }
             for ts in snap.toolset_names() {
                 if query.toolset.as_deref().is_some_and(|q| q != ts) {
                     continue;
@@ -121,7 +146,7 @@ impl Presenter {
                 let mut line = format!("- toolset `{ts}`");
                 if let Some(d) = snap.declared().get(ts) {
                     if let Some(t) = &d.title {
-                        line.push_str(&format!(" ({})", quote(id, t)));
+                        line.push_str(&format!(" ({})", title(id, t)));
                     }
                 } else {
                     line.push_str(" (kept by the host)");
@@ -273,7 +298,7 @@ fn content_text(server: &str, v: &Value) -> String {
             blocks
                 .iter()
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .map(|t| quote(server, t))
+                .map(|t| quote_content(server, t))
                 .collect::<Vec<_>>()
                 .join("\n")
         })

@@ -6,6 +6,7 @@ use mcpl_protocol::rfc014::Presence;
 use serde_json::{Map, Value, json};
 
 use super::check::{ArgCheck, check_args};
+use super::refusal::{Refusal, Wanted, list};
 use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
 
@@ -137,31 +138,19 @@ pub(super) fn meta_tools() -> Vec<Tool> {
 }
 
 /// H56: `null` is absent, a string is a value, anything else is refused by name.
-fn selector(args: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+fn selector(args: &Map<String, Value>, key: &'static str) -> Result<Option<String>, Refusal> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("`{key}` must be a string (or left out)")),
+        Some(_) => Err(Refusal::NotAString { key }),
     }
 }
 
-fn object(args: &Value) -> Result<Map<String, Value>, String> {
+fn object(args: &Value) -> Result<Map<String, Value>, Refusal> {
     match args {
         Value::Null => Ok(Map::new()),
         Value::Object(m) => Ok(m.clone()),
-        _ => Err("the arguments must be an object".to_owned()),
-    }
-}
-
-fn list(names: &[String]) -> String {
-    if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        _ => Err(Refusal::NotAnObject),
     }
 }
 
@@ -213,22 +202,26 @@ impl Presenter {
     fn pick(
         &self,
         server: Option<&str>,
-        what: &str,
+        wanted: Wanted,
         has: impl Fn(&str) -> bool,
-    ) -> Result<String, String> {
+    ) -> Result<String, Refusal> {
         let presenting = self.presenting();
         if presenting.is_empty() {
-            return Err("no server presents toolsets".to_owned());
+            return Err(Refusal::NoPresentingServer);
         }
         if let Some(s) = server {
             if !presenting.iter().any(|p| p == s) {
-                return Err(format!(
-                    "no server `{s}` presents toolsets; servers: {}",
-                    list(&presenting)
-                ));
+                return Err(Refusal::NotPresenting {
+                    server: s.to_owned(),
+                    presenting,
+                });
             }
             if !has(s) {
-                return Err(format!("{what} is not on `{s}`; {}", self.what_it_has(s)));
+                return Err(Refusal::NotOnServer {
+                    wanted,
+                    server: s.to_owned(),
+                    has: self.what_it_has(s),
+                });
             }
             return Ok(s.to_owned());
         }
@@ -237,18 +230,18 @@ impl Presenter {
             1 => Ok(found[0].clone()),
             0 => {
                 let has: Vec<String> = presenting.iter().map(|s| self.what_it_has(s)).collect();
-                Err(format!("no server has {what}; {}", has.join("; ")))
+                Err(Refusal::NoServerHas { wanted, has })
             }
-            _ => Err(format!(
-                "{what} is on several servers: {}; name one with `server`",
-                list(&found)
-            )),
+            _ => Err(Refusal::Ambiguous {
+                wanted,
+                servers: found,
+            }),
         }
     }
 
     /// Checks and resolves a meta-tool call (or, for any other name, a call by name). A
     /// refusal is the text to answer the model with; nothing was sent.
-    pub fn plan(&self, tool: &str, args: &Value) -> Result<Plan, String> {
+    pub fn plan(&self, tool: &str, args: &Value) -> Result<Plan, Refusal> {
         let args = object(args)?;
         match tool {
             META_OPEN | META_CLOSE | META_LOOK | META_ACT => {}
@@ -261,6 +254,19 @@ impl Presenter {
         let tool_sel = selector(&args, "tool")?;
         match tool {
             META_LOOK => {
+                if let Some(s) = &server {
+                    if self.snapshot(s).is_none() && self.link(s).is_none() {
+                        let mut known: Vec<String> =
+                            self.servers().into_iter().map(str::to_owned).collect();
+                        known.extend(self.linked().into_iter().map(str::to_owned));
+                        known.sort();
+                        known.dedup();
+                        return Err(Refusal::UnknownServer {
+                            server: s.clone(),
+                            servers: known,
+                        });
+                    }
+                }
                 let servers = match &server {
                     Some(s) => vec![s.clone()],
                     None => self.presenting(),
@@ -276,13 +282,13 @@ impl Presenter {
                 })
             }
             META_OPEN | META_CLOSE => {
-                let ts = toolset.ok_or("`toolset` is required")?;
-                let what = format!("toolset `{ts}`");
-                let srv = self.pick(server.as_deref(), &what, |s| {
+                let ts = toolset.ok_or(Refusal::Missing { key: "toolset" })?;
+                let wanted = Wanted::Toolset(ts.clone());
+                let srv = self.pick(server.as_deref(), wanted, |s| {
                     self.snapshot(s)
                         .is_some_and(|n| n.toolset_names().contains(ts.as_str()))
                 })?;
-                let snap = self.snapshot(&srv).ok_or("server gone")?;
+                let snap = self.snapshot(&srv).ok_or(Refusal::ServerGone)?;
                 if tool == META_OPEN {
                     self.plan_open(srv, snap, ts, instance, args.get("options").cloned())
                 } else {
@@ -290,11 +296,11 @@ impl Presenter {
                 }
             }
             _ => {
-                let name = tool_sel.ok_or("`tool` is required")?;
+                let name = tool_sel.ok_or(Refusal::Missing { key: "tool" })?;
                 let call_args = match args.get("args") {
                     None | Some(Value::Null) => Map::new(),
                     Some(Value::Object(m)) => m.clone(),
-                    Some(_) => return Err("`args` must be an object".to_owned()),
+                    Some(_) => return Err(Refusal::MustBeObject { key: "args" }),
                 };
                 let planned = self.plan_act(server, name, instance, call_args);
                 if planned.is_err() {
@@ -318,24 +324,20 @@ impl Presenter {
         ts: String,
         instance: Option<String>,
         options: Option<Value>,
-    ) -> Result<Plan, String> {
+    ) -> Result<Plan, Refusal> {
         if snap.is_undeclared(&ts) {
             return Ok(Plan::OpenGroup { server, group: ts });
         }
-        let decl = snap
-            .declared()
-            .get(&ts)
-            .ok_or_else(|| format!("no toolset `{ts}`"))?;
+        let decl = snap.declared().get(&ts).ok_or_else(|| Refusal::NoToolset {
+            toolset: ts.clone(),
+        })?;
         if options.as_ref().is_some_and(|o| !o.is_object()) {
-            return Err("`options` must be an object".to_owned());
+            return Err(Refusal::MustBeObject { key: "options" });
         }
         let instance = if decl.instances {
             match instance {
                 Some(i) if !is_name(&i) => {
-                    return Err(format!(
-                        "`{i}` is not a valid instance name ({})",
-                        mcpl_protocol::rfc014::NAME_RULE
-                    ));
+                    return Err(Refusal::BadInstanceName { name: i });
                 }
                 Some(i) => Some(i),
                 // H59: always propose a name, so a retry adopts instead of duplicating.
@@ -343,9 +345,7 @@ impl Presenter {
             }
         } else {
             if instance.is_some() {
-                return Err(format!(
-                    "toolset `{ts}` has no instances; leave `instance` out"
-                ));
+                return Err(Refusal::NoInstances { toolset: ts });
             }
             None
         };
@@ -365,7 +365,7 @@ impl Presenter {
         snap: &Snapshot,
         ts: String,
         instance: Option<String>,
-    ) -> Result<Plan, String> {
+    ) -> Result<Plan, Refusal> {
         if snap.is_undeclared(&ts) {
             return Ok(Plan::CloseGroup { server, group: ts });
         }
@@ -390,7 +390,7 @@ impl Presenter {
         snap: &Snapshot,
         ts: &str,
         instance: Option<String>,
-    ) -> Result<String, String> {
+    ) -> Result<String, Refusal> {
         let open: Vec<String> = snap
             .instances(ts)
             .into_iter()
@@ -399,19 +399,20 @@ impl Presenter {
             .collect();
         match instance {
             Some(i) if open.contains(&i) => Ok(i),
-            Some(i) => Err(format!(
-                "`{ts}` has no open instance `{i}`; open instances: {}",
-                list(&open)
-            )),
+            Some(i) => Err(Refusal::NoSuchInstance {
+                toolset: ts.to_owned(),
+                instance: i,
+                open,
+            }),
             None => match open.len() {
                 1 => Ok(open[0].clone()),
-                0 => Err(format!(
-                    "`{ts}` has no open instance; open one with {META_OPEN}"
-                )),
-                _ => Err(format!(
-                    "`{ts}` has several open instances: {}; name one with `instance`",
-                    list(&open)
-                )),
+                0 => Err(Refusal::NoneOpen {
+                    toolset: ts.to_owned(),
+                }),
+                _ => Err(Refusal::SeveralOpen {
+                    toolset: ts.to_owned(),
+                    open,
+                }),
             },
         }
     }
@@ -422,7 +423,7 @@ impl Presenter {
         name: String,
         instance: Option<String>,
         args: Map<String, Value>,
-    ) -> Result<Plan, String> {
+    ) -> Result<Plan, Refusal> {
         let presenting = self.presenting();
         let candidates: Vec<String> = presenting
             .iter()
@@ -438,26 +439,26 @@ impl Presenter {
                     server.as_deref().is_none_or(|n| n == s.as_str())
                         && self.callable_by_name(s, &name)
                 }) {
-                    return Err(format!(
-                        "`{name}` is not a dynamic tool; call it by name as `{}`",
-                        self.model_name(s, &name)
-                    ));
+                    return Err(Refusal::NotDynamic {
+                        model: self.model_name(s, &name),
+                        tool: name,
+                    });
                 }
                 return self
-                    .pick(server.as_deref(), &format!("tool `{name}`"), |_| false)
+                    .pick(server.as_deref(), Wanted::Tool(name), |_| false)
                     .map(|_| unreachable_plan());
             }
             _ => {
-                return Err(format!(
-                    "tool `{name}` is on several servers: {}; name one with `server`",
-                    list(&candidates)
-                ));
+                return Err(Refusal::Ambiguous {
+                    wanted: Wanted::Tool(name),
+                    servers: candidates,
+                });
             }
         };
-        let snap = self.snapshot(&srv).ok_or("server gone")?;
+        let snap = self.snapshot(&srv).ok_or(Refusal::ServerGone)?;
         let listed = snap
             .tool(&name)
-            .ok_or_else(|| format!("no tool `{name}`"))?;
+            .ok_or_else(|| Refusal::NoTool { tool: name.clone() })?;
         let (inst, place) = match listed.toolset.as_deref() {
             Some(ts) if snap.instanced(ts) => {
                 let i = self.pick_instance(snap, ts, instance)?;
@@ -465,26 +466,26 @@ impl Presenter {
             }
             Some(ts) => {
                 if !snap.is_open(ts) {
-                    return Err(format!(
-                        "toolset `{ts}` is not open; open it with {META_OPEN}"
-                    ));
+                    return Err(Refusal::ToolsetNotOpen {
+                        toolset: ts.to_owned(),
+                    });
                 }
                 (None, format!("`{ts}`"))
             }
             None => (None, format!("`{srv}`")),
         };
         if !snap.visible(&name, inst.as_deref()) {
-            return Err(format!("`{name}` is not available now in {place}"));
+            return Err(Refusal::NotAvailable { tool: name, place });
         }
         if self.cfg.check_args {
             let def = snap
                 .definition(&name, inst.as_deref())
-                .ok_or("no definition")?;
+                .ok_or(Refusal::NoDefinition)?;
             if let ArgCheck::Invalid(problems) = check_args(&def.input_schema, &args) {
-                return Err(format!(
-                    "the arguments do not fit `{name}`:\n{}",
-                    problems.join("\n")
-                ));
+                return Err(Refusal::BadArguments {
+                    tool: name,
+                    problems,
+                });
             }
         }
         Ok(Plan::Act {
@@ -498,7 +499,7 @@ impl Presenter {
     }
 
     /// A call by model-facing name: a static tool (H37, H38) or a projected one (§8.4).
-    fn plan_call(&self, model: &str, args: Map<String, Value>) -> Result<Plan, String> {
+    fn plan_call(&self, model: &str, args: Map<String, Value>) -> Result<Plan, Refusal> {
         if self.cfg.projection {
             if let Some((server, tool, instance)) = self.route_projected(model) {
                 return Ok(Plan::Call {
@@ -536,12 +537,15 @@ impl Presenter {
                     });
                 }
                 // H38: refused with a pointer to act, by the listed name.
-                return Err(format!(
-                    "`{name}` is now reached through {META_ACT} (tool `{name}`, server `{id}`)"
-                ));
+                return Err(Refusal::ReachedThroughAct {
+                    tool: name,
+                    server: id.clone(),
+                });
             }
         }
-        Err(format!("no tool `{model}`"))
+        Err(Refusal::NoTool {
+            tool: model.to_owned(),
+        })
     }
 }
 

@@ -12,9 +12,12 @@
 
 mod answer;
 mod check;
+mod link;
 mod meta;
 mod notice;
 mod projection;
+mod queue;
+mod refusal;
 pub mod render;
 mod window;
 
@@ -28,9 +31,13 @@ use crate::controller::Snapshot;
 
 pub use answer::{can_carry, result_text};
 pub use check::{ArgCheck, check_args};
+pub use link::LinkState;
 pub use meta::{LookQuery, Plan};
+pub use notice::event_line;
 pub use projection::projected_name;
-pub use window::{AgentId, MAX_NOTICE, Token, WindowItem};
+pub use queue::{MAX_NOTICE, Token};
+pub use refusal::{Refusal, Wanted};
+pub use window::{AgentId, WindowItem};
 
 /// The bound on one notice's length, in bytes (H73).
 pub fn window_cap() -> usize {
@@ -99,7 +106,9 @@ pub struct Presenter {
     digest: String,
     list_changes: u64,
     rebuilt_once: bool,
-    agents: BTreeMap<AgentId, window::Agent>,
+    agents: BTreeMap<AgentId, queue::Agent>,
+    links: BTreeMap<String, LinkState>,
+    ever_up: BTreeSet<String>,
     next_token: u64,
 }
 

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use mcpl_protocol::rfc014::SuggestAction;
 use serde_json::{Value, json};
 
+use super::queue::{Agent, Body, MAX_NOTICE, Marks, ShownKey};
 use super::render::{self, cut, first_sentence};
-use super::window::{Agent, Body, MAX_NOTICE, Marks, ShownKey};
 use super::{Presenter, ServerEntry};
 use crate::controller::{Change, ChangeItem, CloseCause};
 
@@ -21,10 +21,34 @@ pub(super) fn key_text(toolset: &str, instance: Option<&str>) -> String {
     }
 }
 
-/// Server-written text, quoted and attributed (H54, §10).
+/// Server-written text, quoted and attributed (H54, §10): one line as a JSON string,
+/// several lines as a quoted block (`> ` before each line), so a board or a table stays
+/// readable and still cannot pass for the host's own words.
 pub(super) fn quote(server: &str, text: &str) -> String {
-    let q = serde_json::to_string(cut(text, MAX_QUOTE)).unwrap_or_default();
+    quote_within(server, text, MAX_QUOTE)
+}
+
+/// [`quote`] for content the agent needs whole (a result's or an event's text), bounded
+/// by the JSON bound instead of the short quote's.
+pub(super) fn quote_content(server: &str, text: &str) -> String {
+    quote_within(server, text, render::MAX_JSON)
+}
+
+fn quote_within(server: &str, text: &str, max: usize) -> String {
+    let text = cut(text, max);
+    let text = text.trim_end_matches('\n');
+    if text.contains('\n') {
+        let lines: Vec<String> = text.lines().map(|l| format!("> {l}")).collect();
+        return format!("{server} says:\n{}", lines.join("\n"));
+    }
+    let q = serde_json::to_string(text).unwrap_or_default();
     format!("{server} says {q}")
+}
+
+/// A server-written title, attributed (H54): `cells calls it "Cells g1"`.
+pub(super) fn title(server: &str, title: &str) -> String {
+    let q = serde_json::to_string(cut(title, MAX_QUOTE)).unwrap_or_default();
+    format!("{server} calls it {q}")
 }
 
 /// The identity of a tool's effective definition in one place (H75).
@@ -37,6 +61,36 @@ pub(super) fn shown_key(
     let d = snap.definition(tool, instance)?;
     let v = json!({"description": d.description, "inputSchema": d.input_schema, "annotations": d.annotations});
     Some((server.to_owned(), tool.to_owned(), render::identity(&v)))
+}
+
+/// A pushed event as the agent reads it: where it happened and the server's own words,
+/// attributed (H54); an event without text shows its params as JSON (hints left out).
+pub fn event_line(server: &str, params: &Value) -> String {
+    let at = params
+        .get("toolset")
+        .and_then(Value::as_str)
+        .map(|t| {
+            let inst = params.get("instance").and_then(Value::as_str);
+            format!(" in {}", key_text(t, inst))
+        })
+        .unwrap_or_default();
+    let texts: Vec<&str> = params
+        .pointer("/payload/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    let body = if texts.is_empty() {
+        let mut shown = params.clone();
+        if let Some(o) = shown.as_object_mut() {
+            o.remove("hints");
+        }
+        render::json(&shown)
+    } else {
+        quote_content(server, &texts.join("\n"))
+    };
+    format!("event from {server}{at}: {body}")
 }
 
 /// Renders one entry for an agent: its lines and what storing them commits.
@@ -53,11 +107,7 @@ pub(super) fn render_body(
     match body {
         Body::Change(c) => lines.extend(render_change(p, agent, entry, server, c, marks, full)),
         Body::Event { ev, change } => {
-            let mut params = ev.params.clone();
-            if let Some(o) = params.as_object_mut() {
-                o.remove("hints");
-            }
-            lines.push(format!("event from {server}: {}", render::json(&params)));
+            lines.push(format!("- {}", event_line(server, &ev.params)));
             if let Some(c) = change {
                 lines.extend(render_change(p, agent, entry, server, c, marks, full));
             }
@@ -76,6 +126,7 @@ pub(super) fn render_body(
             }
             lines.push(line);
         }
+        Body::Link(text) => lines.push(format!("- {text}")),
         Body::Move { tool, now_static } => lines.push(if *now_static {
             format!(
                 "- `{tool}` moved: call it by name as `{}`",
@@ -125,7 +176,7 @@ fn render_change(
             } => {
                 let mut line = format!("- {} is open", key_text(toolset, instance.as_deref()));
                 if let Some(t) = title {
-                    line.push_str(&format!(", titled by {}", quote(server, t)));
+                    line.push_str(&format!(" ({})", self::title(server, t)));
                 }
                 lines.push(line);
                 marks
@@ -191,9 +242,9 @@ fn render_change(
                 instance,
                 title,
             } => lines.push(format!(
-                "- {} is now titled by {}",
+                "- {} is renamed ({})",
                 key_text(toolset, instance.as_deref()),
-                quote(server, title)
+                self::title(server, title)
             )),
             ChangeItem::Visibility {
                 tool,

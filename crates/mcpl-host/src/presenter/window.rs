@@ -2,21 +2,18 @@
 //! ride with a result; and the told marks (ended ids, shown first sentences, announcements)
 //! that are committed only once the text carrying them was stored (H41-H54).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
-use mcpl_protocol::rfc014::{Presence, SuggestEntry};
+use mcpl_protocol::rfc014::Presence;
 
 use super::Presenter;
 use super::notice::{finish, key_text, quote, render_body};
-use crate::controller::{Carrier, Change, Notice, Pending, PushEvent, ReadSeq};
+use super::queue::{Agent, Body, EARLY_EVENTS, Entry, Marks, ShownKey, State, Token};
+use crate::controller::{Carrier, Change, Notice, Pending, PushEvent};
 
 /// The embedding agent's id (an agent has one window).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct AgentId(pub String);
-
-/// Names one piece of text handed to the embedder; report it with
-/// [`Presenter::stored`] or [`Presenter::not_stored`]. Also the row tag reminders look for.
-pub type Token = u64;
 
 /// Text for an agent's window (a notice, an event, a change riding with a result, a look).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,90 +24,6 @@ pub struct WindowItem {
     pub server: String,
     /// The text, with every server-written part attributed to the server (H54).
     pub text: String,
-}
-
-/// The longest notice, in bytes, before "(too long to show)" (H73).
-pub const MAX_NOTICE: usize = 8_000;
-
-#[derive(Debug, Clone)]
-pub(super) enum Body {
-    Change(Change),
-    Event {
-        ev: PushEvent,
-        change: Option<Change>,
-    },
-    Suggestion(SuggestEntry),
-    Move {
-        tool: String,
-        now_static: bool,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// To be told as a notice (or by the next carrier, without the grant).
-    Owed,
-    /// Claimed at read time by a taker registered for this request (H42).
-    Claimed(Pending),
-    /// A push's change, waiting for the push's own delivery (H47).
-    AwaitEvent(ReadSeq),
-    /// Handed out under this token; not yet stored.
-    Out(Token),
-}
-
-#[derive(Debug, Clone)]
-struct Entry {
-    server: String,
-    body: Body,
-    state: State,
-}
-
-pub(super) type ShownKey = (String, String, String);
-pub(super) type EndedKey = (String, String, String);
-pub(super) type AnnounceKey = (String, String, Option<String>);
-
-/// What storing a piece of text commits.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Marks {
-    pub(super) ended: Vec<EndedKey>,
-    pub(super) shown: Vec<ShownKey>,
-    pub(super) announced: Vec<AnnounceKey>,
-}
-
-/// One agent's queue and told state.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Agent {
-    entries: Vec<Entry>,
-    takers: BTreeSet<(String, Pending)>,
-    pub(super) told_ended: BTreeSet<EndedKey>,
-    shown: BTreeSet<ShownKey>,
-    pub(super) announced: BTreeMap<AnnounceKey, Token>,
-    out: BTreeMap<Token, Marks>,
-    /// Pushes delivered before their change was applied (held on Streamable HTTP): their
-    /// change, when it comes, is owed as a notice instead of waiting for the push.
-    early_events: VecDeque<(String, ReadSeq)>,
-}
-
-/// How many early pushes an agent remembers.
-const EARLY_EVENTS: usize = 256;
-
-impl Agent {
-    pub(super) fn forget_ended(&mut self, server: &str, principal: &str, id: &str) {
-        self.told_ended
-            .remove(&(server.to_owned(), principal.to_owned(), id.to_owned()));
-    }
-
-    pub(super) fn forget_server(&mut self, server: &str) {
-        self.entries.retain(|e| e.server != server);
-        self.takers.retain(|(s, _)| s != server);
-        self.told_ended.retain(|(s, _, _)| s != server);
-        self.shown.retain(|(s, _, _)| s != server);
-        self.announced.retain(|(s, _, _), _| s != server);
-    }
-
-    pub(super) fn is_shown(&self, key: &ShownKey) -> bool {
-        self.shown.contains(key)
-    }
 }
 
 impl Presenter {
@@ -223,7 +136,7 @@ impl Presenter {
 
     fn noticeable(&self, e: &Entry) -> bool {
         // H47: a notice needs the grant; a push's own delivery already had it.
-        matches!(e.body, Body::Event { .. })
+        matches!(e.body, Body::Event { .. } | Body::Link(_))
             || self.servers.get(&e.server).is_some_and(|s| s.push_events)
     }
 
@@ -325,6 +238,16 @@ impl Presenter {
             token,
             server: server.to_owned(),
             text,
+        })
+    }
+
+    /// Whether a change read for this request is claimed by the agent, waiting to ride with
+    /// its answer.
+    pub fn claims(&self, agent: &AgentId, server: &str, pending: Pending) -> bool {
+        self.agents.get(agent).is_some_and(|a| {
+            a.entries
+                .iter()
+                .any(|e| e.server == server && e.state == State::Claimed(pending))
         })
     }
 

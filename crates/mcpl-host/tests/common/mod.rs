@@ -878,7 +878,7 @@ impl Host {
         self.sync();
         let plan = match self.pres.plan(tool, &args) {
             Ok(p) => p,
-            Err(refusal) => return refusal,
+            Err(refusal) => return refusal.to_string(),
         };
         let now = self.pairs[0].1.now;
         let (server, sent) = match &plan {

@@ -15,7 +15,9 @@ use mcpl_server::{
     Context, Declarations, Event, OpenReply, Principal, Server, ServerConfig, ToolDef, ToolsetDef,
     Update, WallClock,
 };
-use mcpl_surface::{BoxFuture, Connector, LinkTiming, ServerSpec, Surface, SurfaceConfig, Target};
+use mcpl_surface::{
+    BoxFuture, ConnectError, Connector, LinkTiming, ServerSpec, Surface, SurfaceConfig, Target,
+};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
@@ -25,6 +27,10 @@ pub struct Cells {
     games: Mutex<HashMap<String, Vec<String>>>,
     /// How many `toolsets/open` reached the app.
     pub opens: AtomicUsize,
+    /// How many calls of `stall` (a static tool that never answers) reached the app.
+    pub stalls: AtomicUsize,
+    /// Games in which the rival has moved.
+    rival: Arc<Mutex<std::collections::HashSet<String>>>,
 }
 
 fn play_def(cells: &[String]) -> Tool {
@@ -59,6 +65,21 @@ impl App for Cells {
     ) -> CallToolResult {
         match tool {
             "hello" => CallToolResult::text("hello from the cells server"),
+            "picture" => {
+                let image = serde_json::from_value(
+                    json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+                )
+                .expect("an image block");
+                let mut r = CallToolResult::text("a picture of the board");
+                r.content.push(image);
+                r.structured_content = Some(json!({"cells": 4}));
+                r
+            }
+            "stall" => {
+                self.stalls.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                CallToolResult::text("too late")
+            }
             "board" => {
                 let name = ctx.instance().map(|i| i.to_string()).unwrap_or_default();
                 let games = self.games.lock().unwrap();
@@ -85,6 +106,7 @@ impl App for Cells {
                 let left = free.clone();
                 {
                     let rt = self.handle.clone();
+                    let moved = self.rival.clone();
                     let principal = ctx.principal().clone();
                     tokio::spawn(async move {
                         // The rival moves after the player's move is committed.
@@ -105,12 +127,20 @@ impl App for Cells {
                         if let Err(e) = rt.apply(&principal, u) {
                             eprintln!("apply failed: {e}");
                         }
+                        moved.lock().unwrap().insert(name);
                     });
                 }
                 CallToolResult::text(format!("You took {cell}."))
             }
             other => CallToolResult::error(format!("unknown tool {other}")),
         }
+    }
+}
+
+impl Cells {
+    /// Whether the rival has answered a move in game `name`.
+    pub fn rival_moved(&self, name: &str) -> bool {
+        self.rival.lock().unwrap().contains(name)
     }
 }
 
@@ -145,6 +175,8 @@ pub fn cells_runtime() -> (Runtime<Cells>, Arc<Cells>) {
         handle: handle.clone(),
         games: Mutex::default(),
         opens: AtomicUsize::new(0),
+        stalls: AtomicUsize::new(0),
+        rival: Arc::default(),
     };
     let runtime = Runtime::new(handle, cells);
     let app = runtime.app().clone();
@@ -211,16 +243,16 @@ impl Cutter {
     pub fn specs(names: &[&str]) -> Vec<ServerSpec> {
         names
             .iter()
-            .map(|n| ServerSpec {
-                name: (*n).to_owned(),
-                target: Target::Embedded,
-            })
+            .map(|n| ServerSpec::new(*n, Target::Embedded))
             .collect()
     }
 }
 
 impl Connector for Cutter {
-    fn connect<'a>(&'a self, spec: &'a ServerSpec) -> BoxFuture<'a, Result<Transport, String>> {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a ServerSpec,
+    ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
         Box::pin(async move {
             if self
                 .refuse
@@ -230,7 +262,7 @@ impl Connector for Cutter {
                 .copied()
                 .unwrap_or(false)
             {
-                return Err("connection refused".to_owned());
+                return Err(ConnectError::Transport("connection refused".to_owned()));
             }
             let (rt, _) = self
                 .servers
@@ -238,7 +270,7 @@ impl Connector for Cutter {
                 .unwrap()
                 .get(&spec.name)
                 .cloned()
-                .ok_or("no such server")?;
+                .ok_or_else(|| ConnectError::Unsupported("no such server".to_owned()))?;
             *self
                 .connects
                 .lock()
@@ -276,6 +308,7 @@ pub async fn surface_for(
     let mut cfg = SurfaceConfig::new(Cutter::specs(names));
     cfg.timing = LinkTiming {
         request_timeout: Duration::from_secs(5),
+        call_timeout: Duration::from_secs(5),
         backoff_initial: Duration::from_millis(5),
         backoff_max: Duration::from_millis(40),
     };

@@ -1,0 +1,307 @@
+//! The tokio driver: runs one [`Controller`] per server connection over `mcpl-rpc` peers,
+//! feeds a [`Presenter`], and hands its output to the embedding agents.
+//!
+//! One task owns the presenter and every controller. It `select!`s over frames from all
+//! connections (in each connection's read order, with the peer's sequence numbers), commands
+//! from [`Host`] handles, and the earliest controller deadline; it reads the clock, calls
+//! `handle_*`, and drains `poll_*`. Every RFC decision is in the cores.
+//!
+//! A connection that ends keeps its server's picture: pending commands settle as unconfirmed
+//! (H82), look shows the last state known with the state the embedder reported
+//! ([`Host::set_link`]), and the next [`Host::add_server`] for that server resumes from it
+//! (H28). Agents come in two kinds: one with a window of its own gets notices as they come
+//! ([`Agent::notice`]); one whose only window is its results (a plain MCP client) gets what
+//! it is owed with its next answer, in read order, within the inline cap.
+
+use std::time::Duration;
+
+use mcpl_protocol::mcp::Tool;
+use mcpl_protocol::mcpl::{FeatureSetsUpdate, FeatureSetsUpdateParams};
+use mcpl_rpc::{Events, Peer};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use crate::controller::PushEvent;
+use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, WindowItem};
+use crate::{ControllerConfig, Error};
+
+/// The embedding agent: where notices go.
+pub trait Agent: Send + 'static {
+    /// Store `item` in the agent's window; return false if it could not be stored (the
+    /// change then stays owed, H45).
+    fn notice(&mut self, item: &WindowItem) -> bool;
+
+    /// True for an agent whose only window is its results (a plain MCP client): notices
+    /// are not written as they come but ride with its next answer, in read order.
+    fn results_are_window(&self) -> bool {
+        false
+    }
+
+    /// A server pushed an event; for agents that show pushes as they arrive (for example
+    /// as log messages). Showing it here does not count as telling it.
+    fn pushed(&mut self, _server: &str, _event: &PushEvent) {}
+}
+
+/// The default cap on what a result may carry beside its own text, in bytes (H84, H88).
+pub const DEFAULT_INLINE_CAP: usize = 16_000;
+
+/// The host's grant policy for the servers it connects, and its inline cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostPolicy {
+    /// Grant `pushEvents` (sent as the initial `featureSets/update`); notices need it (H47).
+    pub grant_push_events: bool,
+    /// How long `featureSets/update` may take.
+    pub policy_timeout: Duration,
+    /// The most bytes a result and the change appended to it may take (H84, H88); a change
+    /// that does not fit is told as a notice instead. `None`: no cap.
+    pub inline_cap: Option<usize>,
+}
+
+impl Default for HostPolicy {
+    fn default() -> Self {
+        HostPolicy {
+            grant_push_events: true,
+            policy_timeout: Duration::from_secs(10),
+            inline_cap: Some(DEFAULT_INLINE_CAP),
+        }
+    }
+}
+
+/// What the model reads for one of its tool calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The text: the outcome, then anything the answer carries.
+    pub text: String,
+    /// True when the call was refused, failed, or its outcome is unknown.
+    pub is_error: bool,
+    /// What the answer carries after the outcome (changes, news), empty when nothing; the
+    /// end of [`text`](Self::text).
+    pub news: String,
+    /// The server's own tool result, for a call that was answered (an embedder may pass its
+    /// content blocks on as they are and add [`news`](Self::news) as the last block, H83).
+    pub result: Option<Value>,
+}
+
+/// A live connection added with [`Host::add_server`].
+#[derive(Debug)]
+pub struct Connection {
+    closed: oneshot::Receiver<String>,
+}
+
+impl Connection {
+    /// Waits until the connection ends (the peer closed, or the host task stopped); returns
+    /// why.
+    pub async fn closed(self) -> String {
+        self.closed
+            .await
+            .unwrap_or_else(|_| "the host stopped".to_owned())
+    }
+}
+
+type Inspect = Box<dyn FnOnce(&Presenter) + Send>;
+type Observer = Box<dyn FnMut(&Presenter) + Send>;
+
+enum Command {
+    Add {
+        cfg: Box<ControllerConfig>,
+        peer: Peer,
+        events: Events,
+        granted: bool,
+        closed: oneshot::Sender<String>,
+    },
+    Remove(String),
+    Link(String, LinkState),
+    AddAgent(AgentId, Box<dyn Agent>),
+    RemoveAgent(AgentId),
+    Call(AgentId, String, Value, oneshot::Sender<Answer>),
+    Rebuild(oneshot::Sender<(bool, String)>),
+    Inspect(Inspect),
+    Observe(Observer),
+}
+
+/// A handle to the running host task. Cloning it is cheap; the task ends when every handle
+/// is dropped.
+#[derive(Clone, Debug)]
+pub struct Host {
+    tx: mpsc::UnboundedSender<Command>,
+    policy: HostPolicy,
+    progress: watch::Receiver<u64>,
+}
+
+/// The agent [`Host::spawn`] registers.
+fn default_agent() -> AgentId {
+    AgentId("agent".into())
+}
+
+impl Host {
+    /// Starts the host task with one agent window (id `agent`).
+    pub fn spawn(cfg: PresenterConfig, policy: HostPolicy, agent: impl Agent) -> Host {
+        let host = Host::start(cfg, policy);
+        let _ = host.add_agent(default_agent(), agent);
+        host
+    }
+
+    /// Starts the host task with no agent; add them with [`add_agent`](Self::add_agent).
+    pub fn start(cfg: PresenterConfig, policy: HostPolicy) -> Host {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (progress_tx, progress) = watch::channel(0);
+        tokio::spawn(task::run(cfg, policy, rx, progress_tx));
+        Host {
+            tx,
+            policy,
+            progress,
+        }
+    }
+
+    /// The policy the host runs with.
+    pub fn policy(&self) -> HostPolicy {
+        self.policy
+    }
+
+    /// Connects a server over an initialized peer: sends the initial policy
+    /// (`featureSets/update`, granting `pushEvents` per [`HostPolicy`]) when the server
+    /// offers MCPL, then starts its controller, which reads `tools/list` and `toolsets/list`
+    /// (H28). A server connected before resumes from its last picture.
+    pub async fn add_server(
+        &self,
+        mut cfg: ControllerConfig,
+        peer: Peer,
+        events: Events,
+    ) -> Result<Connection, Error> {
+        let offers_push = cfg
+            .manifest
+            .as_ref()
+            .and_then(|m| m.get("pushEvents"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        let grant = self.policy.grant_push_events && offers_push;
+        let mut granted = false;
+        if cfg.manifest.is_some() {
+            let params = if grant {
+                FeatureSetsUpdateParams::granting(["pushEvents"])
+            } else {
+                FeatureSetsUpdateParams::default()
+            };
+            match peer
+                .request::<FeatureSetsUpdate>(params, self.policy.policy_timeout)
+                .await
+            {
+                Ok(receipt) => granted = grant && receipt.value.accepted,
+                Err(e) => {
+                    tracing::warn!(server = %cfg.server, error = %e, "initial policy not acknowledged; no grant");
+                }
+            }
+        }
+        cfg.push_events = granted;
+        let (closed, rx) = oneshot::channel();
+        self.send(Command::Add {
+            cfg: Box::new(cfg),
+            peer,
+            events,
+            granted,
+            closed,
+        })?;
+        Ok(Connection { closed: rx })
+    }
+
+    /// Removes a server and forgets its toolset state (H77).
+    pub fn remove_server(&self, server: &str) -> Result<(), Error> {
+        self.send(Command::Remove(server.to_owned()))
+    }
+
+    /// Reports where a server's connection stands (shown by look and in refusals; a lost
+    /// and a regained connection are told once each).
+    pub fn set_link(&self, server: &str, state: LinkState) -> Result<(), Error> {
+        self.send(Command::Link(server.to_owned(), state))
+    }
+
+    /// Registers an agent with its own window queue (for example one client session).
+    pub fn add_agent(&self, id: AgentId, agent: impl Agent) -> Result<(), Error> {
+        self.send(Command::AddAgent(id, Box::new(agent)))
+    }
+
+    /// Forgets an agent and what it was owed.
+    pub fn remove_agent(&self, id: &AgentId) -> Result<(), Error> {
+        self.send(Command::RemoveAgent(id.clone()))
+    }
+
+    /// The default agent calls `tool` (a meta-tool, a static tool's model-facing name, or a
+    /// projected tool) with `args`; returns the text the model reads, with any change riding
+    /// along.
+    pub async fn call(&self, tool: &str, args: Value) -> Result<String, Error> {
+        Ok(self.ask(&default_agent(), tool, args).await?.text)
+    }
+
+    /// Agent `agent` calls `tool` with `args`; returns what the model reads.
+    pub async fn ask(&self, agent: &AgentId, tool: &str, args: Value) -> Result<Answer, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Call(agent.clone(), tool.to_owned(), args, reply))?;
+        rx.await.map_err(|_| Error::Closed)
+    }
+
+    /// Rebuilds the model-facing tool list; returns whether it changed and its digest.
+    pub async fn rebuild(&self) -> Result<(bool, String), Error> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Rebuild(reply))?;
+        rx.await.map_err(|_| Error::Closed)
+    }
+
+    /// Whether the static part of the tool list changed for a reason other than a presence
+    /// move (a move alone never asks for a rebuild, H33).
+    pub async fn needs_rebuild(&self) -> Result<bool, Error> {
+        self.inspect(Presenter::needs_rebuild).await
+    }
+
+    /// The published tool list and its digest.
+    pub async fn tool_list(&self) -> Result<(Vec<Tool>, String), Error> {
+        self.inspect(|p| (p.tool_list().to_vec(), p.digest().to_owned()))
+            .await
+    }
+
+    /// Reads the presenter (snapshots, link states, the list) inside the host task.
+    pub async fn inspect<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Presenter) -> R + Send + 'static,
+    ) -> Result<R, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Inspect(Box::new(move |p| {
+            let _ = reply.send(f(p));
+        })))?;
+        rx.await.map_err(|_| Error::Closed)
+    }
+
+    /// Runs `f` after every turn of the host task that applied a change (for meters, and to
+    /// tell a client its tool list went stale).
+    pub fn observe(&self, f: impl FnMut(&Presenter) + Send + 'static) -> Result<(), Error> {
+        self.send(Command::Observe(Box::new(f)))
+    }
+
+    /// Waits until `ready` holds for the presenter, or `limit` passes; returns whether it
+    /// held.
+    pub async fn wait_until(
+        &self,
+        ready: impl Fn(&Presenter) -> bool + Send + Sync + Clone + 'static,
+        limit: Duration,
+    ) -> bool {
+        let mut progress = self.progress.clone();
+        let deadline = Instant::now() + limit;
+        loop {
+            progress.borrow_and_update();
+            if self.inspect(ready.clone()).await.unwrap_or(false) {
+                return true;
+            }
+            match tokio::time::timeout_at(deadline, progress.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return false,
+            }
+        }
+    }
+
+    fn send(&self, c: Command) -> Result<(), Error> {
+        self.tx.send(c).map_err(|_| Error::Closed)
+    }
+}
+
+mod answers;
+mod task;

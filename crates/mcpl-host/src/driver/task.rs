@@ -1,0 +1,393 @@
+//! The host task: one loop owning the presenter and every controller. It feeds frames,
+//! commands and deadlines to the cores and drains their effects; `answers` words what the
+//! agents get back.
+
+use std::collections::BTreeMap;
+
+use mcpl_protocol::jsonrpc::{Message, Response};
+use mcpl_rpc::{Event, Peer};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use super::{Agent, Answer, Command, HostPolicy, Observer};
+use crate::Error;
+use crate::controller::{Controller, Effect, Outcome, Pending, Snapshot};
+use crate::presenter::{AgentId, LookQuery, Plan, Presenter, PresenterConfig};
+
+pub(super) struct Conn {
+    pub(super) ctrl: Controller,
+    pub(super) peer: Peer,
+    pub(super) granted: bool,
+    pub(super) epoch: u64,
+    pub(super) closed: Option<oneshot::Sender<String>>,
+}
+
+/// A model call waiting for its answer.
+pub(super) struct Waiting {
+    pub(super) agent: AgentId,
+    pub(super) plan: Plan,
+    pub(super) reply: oneshot::Sender<Answer>,
+}
+
+/// A look waiting for its servers' re-reads (H62).
+pub(super) struct LookWait {
+    pub(super) agent: AgentId,
+    pub(super) left: Vec<(String, Pending)>,
+    pub(super) unreachable: Vec<String>,
+    pub(super) query: LookQuery,
+    pub(super) reply: oneshot::Sender<Answer>,
+}
+
+/// A frame from a connection, or its end (`None`).
+pub(super) type Frame = (String, u64, Option<Event>);
+
+pub(super) struct Task {
+    pub(super) pres: Presenter,
+    pub(super) policy: HostPolicy,
+    pub(super) agents: BTreeMap<AgentId, Box<dyn Agent>>,
+    pub(super) conns: BTreeMap<String, Conn>,
+    /// The last picture of each server whose connection ended, resumed on reconnect.
+    pub(super) kept: BTreeMap<String, Snapshot>,
+    pub(super) waiting: BTreeMap<(String, Pending), Waiting>,
+    pub(super) looks: Vec<LookWait>,
+    pub(super) observers: Vec<Observer>,
+    pub(super) inbox: mpsc::UnboundedSender<Frame>,
+    pub(super) next_epoch: u64,
+    /// Each server's snapshot version when last drained; a new one runs the observers.
+    pub(super) versions: BTreeMap<String, u64>,
+    pub(super) changed: bool,
+}
+
+pub(super) fn now() -> std::time::Instant {
+    Instant::now().into_std()
+}
+
+pub(super) async fn run(
+    cfg: PresenterConfig,
+    policy: HostPolicy,
+    mut rx: mpsc::UnboundedReceiver<Command>,
+    progress: watch::Sender<u64>,
+) {
+    let (inbox, mut frames) = mpsc::unbounded_channel();
+    let mut t = Task {
+        pres: Presenter::new(cfg),
+        policy,
+        agents: BTreeMap::new(),
+        conns: BTreeMap::new(),
+        kept: BTreeMap::new(),
+        waiting: BTreeMap::new(),
+        looks: Vec::new(),
+        observers: Vec::new(),
+        inbox,
+        next_epoch: 0,
+        versions: BTreeMap::new(),
+        changed: false,
+    };
+    loop {
+        let deadline = t.conns.values().filter_map(|c| c.ctrl.poll_timeout()).min();
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(Instant::from_std(d)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            cmd = rx.recv() => match cmd {
+                Some(cmd) => t.command(cmd),
+                None => break,
+            },
+            Some((server, epoch, ev)) = frames.recv() => t.frame(&server, epoch, ev),
+            () = sleep => {
+                let n = now();
+                for c in t.conns.values_mut() {
+                    c.ctrl.handle_timeout(n);
+                }
+            }
+        }
+        t.drain();
+        progress.send_modify(|n| *n += 1);
+    }
+    for (_, c) in std::mem::take(&mut t.conns) {
+        c.peer.close().await;
+    }
+}
+
+impl Task {
+    fn command(&mut self, cmd: Command) {
+        match cmd {
+            Command::Add {
+                cfg,
+                peer,
+                mut events,
+                granted,
+                closed,
+            } => {
+                let server = cfg.server.clone();
+                let ctrl = Controller::resume(*cfg, now(), self.kept.remove(&server));
+                self.next_epoch += 1;
+                let epoch = self.next_epoch;
+                let inbox = self.inbox.clone();
+                let name = server.clone();
+                tokio::spawn(async move {
+                    while let Some(ev) = events.recv().await {
+                        let end = matches!(ev, Event::Closed { .. });
+                        if inbox.send((name.clone(), epoch, Some(ev))).is_err() || end {
+                            return;
+                        }
+                    }
+                    let _ = inbox.send((name, epoch, None));
+                });
+                if let Some(old) = self.conns.insert(
+                    server.clone(),
+                    Conn {
+                        ctrl,
+                        peer,
+                        granted,
+                        epoch,
+                        closed: Some(closed),
+                    },
+                ) {
+                    tokio::spawn(async move { old.peer.close().await });
+                }
+            }
+            Command::Remove(server) => {
+                if let Some(c) = self.conns.remove(&server) {
+                    tokio::spawn(async move { c.peer.close().await });
+                }
+                self.kept.remove(&server);
+                self.pres.remove_server(&server);
+                self.waiting.retain(|(s, _), _| *s != server);
+            }
+            Command::Link(server, state) => self.pres.set_link(&server, state),
+            Command::AddAgent(id, agent) => {
+                self.pres.add_agent(id.clone());
+                self.agents.insert(id, agent);
+            }
+            Command::RemoveAgent(id) => {
+                self.pres.remove_agent(&id);
+                self.agents.remove(&id);
+            }
+            Command::Call(agent, tool, args, reply) => self.call(agent, &tool, &args, reply),
+            Command::Rebuild(reply) => {
+                let changed = self.pres.rebuild();
+                let _ = reply.send((changed, self.pres.digest().to_owned()));
+            }
+            Command::Inspect(f) => f(&self.pres),
+            Command::Observe(f) => self.observers.push(f),
+        }
+    }
+
+    fn call(&mut self, agent: AgentId, tool: &str, args: &Value, reply: oneshot::Sender<Answer>) {
+        let plan = match self.pres.plan(tool, args) {
+            Ok(p) => p,
+            Err(refusal) => {
+                self.reply(&agent, reply, refusal.to_string(), true, None);
+                return;
+            }
+        };
+        let n = now();
+        let sent = match &plan {
+            Plan::Look { servers, query } => {
+                let mut left = Vec::new();
+                let mut unreachable = Vec::new();
+                for s in servers {
+                    match self.conns.get_mut(s).map(|c| c.ctrl.refresh(n)) {
+                        Some(Ok(p)) => left.push((s.clone(), p)),
+                        _ => unreachable.push(s.clone()),
+                    }
+                }
+                self.looks.push(LookWait {
+                    agent,
+                    left,
+                    unreachable,
+                    query: query.clone(),
+                    reply,
+                });
+                self.finish_looks();
+                return;
+            }
+            Plan::OpenGroup { server, group } | Plan::CloseGroup { server, group } => {
+                let open = matches!(plan, Plan::OpenGroup { .. });
+                let r = match self.conns.get_mut(server) {
+                    Some(c) => c.ctrl.set_group(group, open),
+                    None => Err(Error::Closed),
+                };
+                let (text, failed) = match r {
+                    Ok(()) => (
+                        self.pres
+                            .answer_text(&plan, Ok(&Outcome::Result(json!({})))),
+                        false,
+                    ),
+                    Err(e) => (self.pres.answer_text(&plan, Err(&e)), true),
+                };
+                self.reply(&agent, reply, text, failed, None);
+                return;
+            }
+            Plan::Open { server, req } => self.with(server, |c| c.open(n, req.clone())),
+            Plan::Close { server, req } => self.with(server, |c| c.close(n, req.clone())),
+            Plan::Act { server, req } | Plan::Call { server, req } => {
+                self.with(server, |c| c.call(n, req.clone()))
+            }
+        };
+        let server = match &plan {
+            Plan::Open { server, .. }
+            | Plan::Close { server, .. }
+            | Plan::Act { server, .. }
+            | Plan::Call { server, .. } => server.clone(),
+            _ => String::new(),
+        };
+        match sent {
+            Ok(pending) => {
+                // H42: the taker is registered before the answer can be read.
+                self.pres.register_taker(&agent, &server, pending);
+                self.waiting
+                    .insert((server, pending), Waiting { agent, plan, reply });
+            }
+            Err(e) => {
+                let text = self.pres.answer_text(&plan, Err(&e));
+                self.reply(&agent, reply, text, true, None);
+            }
+        }
+    }
+
+    fn with(
+        &mut self,
+        server: &str,
+        f: impl FnOnce(&mut Controller) -> Result<Pending, Error>,
+    ) -> Result<Pending, Error> {
+        match self.conns.get_mut(server) {
+            Some(c) => f(&mut c.ctrl),
+            None => Err(Error::Closed),
+        }
+    }
+
+    fn frame(&mut self, server: &str, epoch: u64, ev: Option<Event>) {
+        let Some(c) = self.conns.get_mut(server).filter(|c| c.epoch == epoch) else {
+            return;
+        };
+        let n = now();
+        let ev = match ev {
+            None => return self.end(server, "connection closed".to_owned()),
+            Some(Event::Closed { reason }) => {
+                return self.end(
+                    server,
+                    reason.unwrap_or_else(|| "connection closed".to_owned()),
+                );
+            }
+            Some(ev) => ev,
+        };
+        let seq = ev.seq();
+        match ev {
+            Event::BadFrame { error, .. } => c.ctrl.handle_undecodable(n, error.id().cloned()),
+            Event::LateResponse { id, outcome, .. } => {
+                let msg = Message::Response(Response {
+                    id: Some(id),
+                    outcome,
+                    extra: Default::default(),
+                });
+                c.ctrl.handle_message(n, seq, msg);
+            }
+            other => {
+                if let Some(msg) = other.into_message() {
+                    c.ctrl.handle_message(n, seq, msg);
+                }
+            }
+        }
+    }
+
+    /// A connection ended: its pending commands settle as unconfirmed (H82) and its picture
+    /// is kept for the next connection and for look.
+    fn end(&mut self, server: &str, reason: String) {
+        let Some(mut c) = self.conns.remove(server) else {
+            return;
+        };
+        c.ctrl.handle_close(now());
+        let answers = self.drain_conn(server, &mut c);
+        self.kept
+            .insert(server.to_owned(), c.ctrl.snapshot().clone());
+        if let Some(tx) = c.closed.take() {
+            let _ = tx.send(reason);
+        }
+        for a in answers {
+            self.answered(server, a.pending, &a.outcome);
+        }
+    }
+
+    /// Drains one controller's effects in order; returns the answers to settle.
+    fn drain_conn(&mut self, name: &str, c: &mut Conn) -> Vec<crate::controller::Answer> {
+        let mut answers = Vec::new();
+        let version = c.ctrl.snapshot().version();
+        if self.versions.insert(name.to_owned(), version) != Some(version) {
+            self.changed = true;
+        }
+        while let Some(effect) = c.ctrl.poll_effect() {
+            match effect {
+                Effect::Send(m) => {
+                    if c.peer.send(m).is_err() {
+                        c.ctrl.handle_close(now());
+                    }
+                }
+                Effect::Changed(ch) => {
+                    self.changed = true;
+                    self.pres.handle_change(name, &ch);
+                }
+                Effect::Event(ev) => {
+                    for a in self.agents.values_mut() {
+                        a.pushed(name, &ev);
+                    }
+                    self.pres.handle_event(name, &ev);
+                }
+                Effect::Notice(no) => self.pres.handle_notice(name, &no),
+                Effect::Answered(a) => answers.push(a),
+                Effect::Recovering(r) => {
+                    tracing::debug!(server = %name, reason = ?r, "recovering")
+                }
+                Effect::RecoveryLimited { reason, until } => {
+                    let wait = until.saturating_duration_since(now());
+                    tracing::warn!(server = %name, ?reason, ?wait, "recovery deferred by its rate limit")
+                }
+            }
+        }
+        self.pres.update(c.ctrl.snapshot(), c.granted);
+        if self.versions.get(name) != Some(&c.ctrl.snapshot().version()) {
+            self.versions
+                .insert(name.to_owned(), c.ctrl.snapshot().version());
+            self.changed = true;
+        }
+        answers
+    }
+
+    /// Drains every controller's effects in order, then tells the agents what is owed.
+    fn drain(&mut self) {
+        let names: Vec<String> = self.conns.keys().cloned().collect();
+        for name in names {
+            let Some(mut c) = self.conns.remove(&name) else {
+                continue;
+            };
+            let answers = self.drain_conn(&name, &mut c);
+            self.conns.insert(name.clone(), c);
+            for a in answers {
+                self.answered(&name, a.pending, &a.outcome);
+            }
+        }
+        if std::mem::take(&mut self.changed) {
+            for f in &mut self.observers {
+                f(&self.pres);
+            }
+        }
+        for (id, agent) in &mut self.agents {
+            if agent.results_are_window() {
+                continue;
+            }
+            while let Some(item) = self.pres.poll_window(id) {
+                if agent.notice(&item) {
+                    self.pres.stored(id, item.token);
+                } else {
+                    self.pres.not_stored(id, item.token);
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Where each server's connection stands, as the embedder reports it: shown by look, named in
+//! refusals, and told once when a connection is lost or comes back.
+
+use std::time::Duration;
+
+use super::Presenter;
+use super::queue::Body;
+
+/// A server connection's state, reported by the embedder's connect loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LinkState {
+    /// Connecting for the first time, or again (`attempt` counts since the last good link).
+    Connecting {
+        /// Attempts since the last good connection, from 1.
+        attempt: u32,
+    },
+    /// Connected and initialized; its controller is running.
+    Up,
+    /// Down; the next attempt is due after `retry_in`.
+    Down {
+        /// Failed attempts since the last good connection.
+        attempt: u32,
+        /// Why the last connection ended or the last attempt failed.
+        error: String,
+        /// The wait before the next attempt.
+        retry_in: Duration,
+    },
+}
+
+impl std::fmt::Display for LinkState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkState::Connecting { attempt: 1 } => write!(f, "connecting"),
+            LinkState::Connecting { attempt } => write!(f, "reconnecting (attempt {attempt})"),
+            LinkState::Up => write!(f, "connected"),
+            LinkState::Down {
+                attempt,
+                error,
+                retry_in,
+            } => write!(
+                f,
+                "down ({error}); retry {} in {} ms",
+                attempt + 1,
+                retry_in.as_millis()
+            ),
+        }
+    }
+}
+
+impl Presenter {
+    /// Records where a server's connection stands. Losing a live connection and getting it
+    /// back are each told once, in read order with the server's changes.
+    pub fn set_link(&mut self, server: &str, state: LinkState) {
+        let was = self.links.insert(server.to_owned(), state.clone());
+        let text = match (&was, &state) {
+            (Some(LinkState::Up), LinkState::Down { error, .. }) => Some(format!(
+                "connection to `{server}` lost ({error}); reconnecting"
+            )),
+            (Some(LinkState::Up), _) | (_, LinkState::Down { .. }) => None,
+            (_, LinkState::Up) if self.ever_up.contains(server) => Some(format!(
+                "`{server}` reconnected; its toolsets were re-read (nothing was re-opened)"
+            )),
+            _ => None,
+        };
+        if state == LinkState::Up {
+            self.ever_up.insert(server.to_owned());
+        }
+        if let Some(text) = text {
+            self.push_link(server, text);
+        }
+    }
+
+    /// Where a server's connection stands, when the embedder reports it.
+    pub fn link(&self, server: &str) -> Option<&LinkState> {
+        self.links.get(server)
+    }
+
+    /// Every server the embedder reported a connection state for, sorted.
+    pub fn linked(&self) -> Vec<&str> {
+        self.links.keys().map(String::as_str).collect()
+    }
+
+    pub(super) fn push_link(&mut self, server: &str, text: String) {
+        for a in self.agents.values_mut() {
+            a.push_owed(server, Body::Link(text.clone()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_down_state_names_its_error_and_next_retry() {
+        let down = LinkState::Down {
+            attempt: 2,
+            error: "connection closed".into(),
+            retry_in: Duration::from_millis(400),
+        };
+        assert_eq!(
+            down.to_string(),
+            "down (connection closed); retry 3 in 400 ms"
+        );
+        assert_eq!(
+            LinkState::Connecting { attempt: 3 }.to_string(),
+            "reconnecting (attempt 3)"
+        );
+    }
+}

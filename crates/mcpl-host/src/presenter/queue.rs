@@ -1,0 +1,109 @@
+//! The data of each agent's window queue: the entries owed, their states, and the told marks
+//! that storing a text commits. The presenter's window methods (`window`) and the notice
+//! renderer (`notice`) both read it; it depends on neither.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use mcpl_protocol::rfc014::SuggestEntry;
+
+use crate::controller::{Change, Pending, PushEvent, ReadSeq};
+
+/// Names one piece of text handed to the embedder; report it with
+/// [`Presenter::stored`](super::Presenter::stored) or
+/// [`Presenter::not_stored`](super::Presenter::not_stored). Also the row tag reminders look
+/// for.
+pub type Token = u64;
+
+/// The longest notice, in bytes, before "(too long to show)" (H73).
+pub const MAX_NOTICE: usize = 8_000;
+
+#[derive(Debug, Clone)]
+pub(super) enum Body {
+    Change(Change),
+    Event {
+        ev: PushEvent,
+        change: Option<Change>,
+    },
+    Suggestion(SuggestEntry),
+    Move {
+        tool: String,
+        now_static: bool,
+    },
+    /// The host's own word about a connection (lost, back).
+    Link(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum State {
+    /// To be told as a notice (or by the next carrier, without the grant).
+    Owed,
+    /// Claimed at read time by a taker registered for this request (H42).
+    Claimed(Pending),
+    /// A push's change, waiting for the push's own delivery (H47).
+    AwaitEvent(ReadSeq),
+    /// Handed out under this token; not yet stored.
+    Out(Token),
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Entry {
+    pub(super) server: String,
+    pub(super) body: Body,
+    pub(super) state: State,
+}
+
+pub(super) type ShownKey = (String, String, String);
+pub(super) type EndedKey = (String, String, String);
+pub(super) type AnnounceKey = (String, String, Option<String>);
+
+/// What storing a piece of text commits.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Marks {
+    pub(super) ended: Vec<EndedKey>,
+    pub(super) shown: Vec<ShownKey>,
+    pub(super) announced: Vec<AnnounceKey>,
+}
+
+/// One agent's queue and told state.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Agent {
+    pub(super) entries: Vec<Entry>,
+    pub(super) takers: BTreeSet<(String, Pending)>,
+    pub(super) told_ended: BTreeSet<EndedKey>,
+    pub(super) shown: BTreeSet<ShownKey>,
+    pub(super) announced: BTreeMap<AnnounceKey, Token>,
+    pub(super) out: BTreeMap<Token, Marks>,
+    /// Pushes delivered before their change was applied (held on Streamable HTTP): their
+    /// change, when it comes, is owed as a notice instead of waiting for the push.
+    pub(super) early_events: VecDeque<(String, ReadSeq)>,
+}
+
+/// How many early pushes an agent remembers.
+pub(super) const EARLY_EVENTS: usize = 256;
+
+impl Agent {
+    pub(super) fn push_owed(&mut self, server: &str, body: Body) {
+        self.entries.push(Entry {
+            server: server.to_owned(),
+            body,
+            state: State::Owed,
+        });
+    }
+
+    pub(super) fn forget_ended(&mut self, server: &str, principal: &str, id: &str) {
+        self.told_ended
+            .remove(&(server.to_owned(), principal.to_owned(), id.to_owned()));
+    }
+
+    pub(super) fn forget_server(&mut self, server: &str) {
+        self.entries.retain(|e| e.server != server);
+        self.takers.retain(|(s, _)| s != server);
+        self.told_ended.retain(|(s, _, _)| s != server);
+        self.shown.retain(|(s, _, _)| s != server);
+        self.announced.retain(|(s, _, _), _| s != server);
+    }
+
+    pub(super) fn is_shown(&self, key: &ShownKey) -> bool {
+        self.shown.contains(key)
+    }
+}

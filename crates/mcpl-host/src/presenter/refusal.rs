@@ -1,0 +1,263 @@
+//! Why a model's meta-tool call or call by name was refused before anything was sent. The
+//! `Display` of each is the text the agent reads.
+
+use std::fmt;
+
+use super::{META_ACT, META_OPEN};
+
+/// What a call asked for, in a refusal's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wanted {
+    /// A toolset by name.
+    Toolset(String),
+    /// A tool by name.
+    Tool(String),
+}
+
+impl fmt::Display for Wanted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Wanted::Toolset(t) => write!(f, "toolset `{t}`"),
+            Wanted::Tool(t) => write!(f, "tool `{t}`"),
+        }
+    }
+}
+
+/// A refusal: the call was checked and nothing was sent (H56-H58, H64, §5.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// H56: a selector that is neither a string nor null.
+    NotAString {
+        /// The selector.
+        key: &'static str,
+    },
+    /// The call's arguments are not an object.
+    NotAnObject,
+    /// A required selector is missing.
+    Missing {
+        /// The selector.
+        key: &'static str,
+    },
+    /// A member that must be an object is not.
+    MustBeObject {
+        /// The member (`args`, `options`).
+        key: &'static str,
+    },
+    /// No server presents toolsets.
+    NoPresentingServer,
+    /// The named server does not present toolsets.
+    NotPresenting {
+        /// The name given.
+        server: String,
+        /// The servers that do.
+        presenting: Vec<String>,
+    },
+    /// No server has this name.
+    UnknownServer {
+        /// The name given.
+        server: String,
+        /// The servers there are.
+        servers: Vec<String>,
+    },
+    /// The named server does not have what was asked for.
+    NotOnServer {
+        /// What was asked for.
+        wanted: Wanted,
+        /// The server named.
+        server: String,
+        /// What it has, in words.
+        has: String,
+    },
+    /// No server has what was asked for.
+    NoServerHas {
+        /// What was asked for.
+        wanted: Wanted,
+        /// What each server has, in words.
+        has: Vec<String>,
+    },
+    /// H57: several servers have it; the call must name one.
+    Ambiguous {
+        /// What was asked for.
+        wanted: Wanted,
+        /// The servers that have it.
+        servers: Vec<String>,
+    },
+    /// The server went away between resolving and planning.
+    ServerGone,
+    /// The toolset is not declared.
+    NoToolset {
+        /// The toolset.
+        toolset: String,
+    },
+    /// An instance name breaks the grammar.
+    BadInstanceName {
+        /// The name given.
+        name: String,
+    },
+    /// The toolset has no instances, but one was named.
+    NoInstances {
+        /// The toolset.
+        toolset: String,
+    },
+    /// The named instance is not open.
+    NoSuchInstance {
+        /// The toolset.
+        toolset: String,
+        /// The name given.
+        instance: String,
+        /// The open instances.
+        open: Vec<String>,
+    },
+    /// No instance of the toolset is open.
+    NoneOpen {
+        /// The toolset.
+        toolset: String,
+    },
+    /// §4.3: several instances are open; the call must name one.
+    SeveralOpen {
+        /// The toolset.
+        toolset: String,
+        /// The open instances.
+        open: Vec<String>,
+    },
+    /// H64: act was asked for a static tool.
+    NotDynamic {
+        /// The tool's listed name.
+        tool: String,
+        /// The name to call it by.
+        model: String,
+    },
+    /// No such tool.
+    NoTool {
+        /// The name given.
+        tool: String,
+    },
+    /// The tool's toolset is not open.
+    ToolsetNotOpen {
+        /// The toolset.
+        toolset: String,
+    },
+    /// The tool is not usable now.
+    NotAvailable {
+        /// The tool.
+        tool: String,
+        /// Where, in words.
+        place: String,
+    },
+    /// The tool has no definition to check against.
+    NoDefinition,
+    /// §5.5: the arguments do not fit the current definition.
+    BadArguments {
+        /// The tool.
+        tool: String,
+        /// One line per problem.
+        problems: Vec<String>,
+    },
+    /// H38: a moved tool is now reached through act.
+    ReachedThroughAct {
+        /// The tool's listed name.
+        tool: String,
+        /// Its server.
+        server: String,
+    },
+}
+
+/// Names as `` `a`, `b` ``, or "none".
+pub(super) fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NotAString { key } => write!(f, "`{key}` must be a string (or left out)"),
+            Refusal::NotAnObject => write!(f, "the arguments must be an object"),
+            Refusal::Missing { key } => write!(f, "`{key}` is required"),
+            Refusal::MustBeObject { key } => write!(f, "`{key}` must be an object"),
+            Refusal::NoPresentingServer => write!(f, "no server presents toolsets"),
+            Refusal::NotPresenting { server, presenting } => write!(
+                f,
+                "no server `{server}` presents toolsets; servers: {}",
+                list(presenting)
+            ),
+            Refusal::UnknownServer { server, servers } => {
+                write!(f, "no server `{server}`; servers: {}", list(servers))
+            }
+            Refusal::NotOnServer {
+                wanted,
+                server,
+                has,
+            } => write!(f, "{wanted} is not on `{server}`; {has}"),
+            Refusal::NoServerHas { wanted, has } => {
+                write!(f, "no server has {wanted}; {}", has.join("; "))
+            }
+            Refusal::Ambiguous { wanted, servers } => write!(
+                f,
+                "{wanted} is on several servers: {}; name one with `server`",
+                list(servers)
+            ),
+            Refusal::ServerGone => write!(f, "server gone"),
+            Refusal::NoToolset { toolset } => write!(f, "no toolset `{toolset}`"),
+            Refusal::BadInstanceName { name } => write!(
+                f,
+                "`{name}` is not a valid instance name ({})",
+                mcpl_protocol::rfc014::NAME_RULE
+            ),
+            Refusal::NoInstances { toolset } => write!(
+                f,
+                "toolset `{toolset}` has no instances; leave `instance` out"
+            ),
+            Refusal::NoSuchInstance {
+                toolset,
+                instance,
+                open,
+            } => write!(
+                f,
+                "`{toolset}` has no open instance `{instance}`; open instances: {}",
+                list(open)
+            ),
+            Refusal::NoneOpen { toolset } => write!(
+                f,
+                "`{toolset}` has no open instance; open one with {META_OPEN}"
+            ),
+            Refusal::SeveralOpen { toolset, open } => write!(
+                f,
+                "`{toolset}` has several open instances: {}; name one with `instance`",
+                list(open)
+            ),
+            Refusal::NotDynamic { tool, model } => write!(
+                f,
+                "`{tool}` is not a dynamic tool; call it by name as `{model}`"
+            ),
+            Refusal::NoTool { tool } => write!(f, "no tool `{tool}`"),
+            Refusal::ToolsetNotOpen { toolset } => write!(
+                f,
+                "toolset `{toolset}` is not open; open it with {META_OPEN}"
+            ),
+            Refusal::NotAvailable { tool, place } => {
+                write!(f, "`{tool}` is not available now in {place}")
+            }
+            Refusal::NoDefinition => write!(f, "no definition"),
+            Refusal::BadArguments { tool, problems } => write!(
+                f,
+                "the arguments do not fit `{tool}`:\n{}",
+                problems.join("\n")
+            ),
+            Refusal::ReachedThroughAct { tool, server } => write!(
+                f,
+                "`{tool}` is now reached through {META_ACT} (tool `{tool}`, server `{server}`)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
