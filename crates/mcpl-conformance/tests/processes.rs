@@ -62,6 +62,7 @@ async fn v14_url_target_with_a_token_shares_the_principal() {
     let target = ServerTarget::Url {
         url,
         token: Some("alice".into()),
+        headers: Vec::new(),
     };
     let report = run_server_suite(target, options(&["v09", "v14", "v32"])).await;
     for c in &report.checks {

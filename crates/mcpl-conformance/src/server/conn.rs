@@ -600,17 +600,24 @@ async fn connect(target: &ServerTarget) -> Result<Transport, String> {
             Transport::child(command, StderrMode::Discard, Limits::default())
                 .map_err(|e| e.to_string())
         }
-        ServerTarget::Url { url, token } => {
+        ServerTarget::Url {
+            url,
+            token,
+            headers: extra,
+        } => {
             if !url.starts_with("ws://") {
                 return Err(format!(
                     "`{url}`: only ws:// URLs are supported by this suite so far"
                 ));
             }
             let bearer = token.as_ref().map(|t| format!("Bearer {t}"));
-            let headers: Vec<(&str, &str)> = bearer
-                .as_deref()
-                .map(|b| vec![("Authorization", b)])
-                .unwrap_or_default();
+            let mut headers: Vec<(&str, &str)> = extra
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
+            if let Some(bearer) = bearer.as_deref() {
+                headers.push(("Authorization", bearer));
+            }
             mcpl_rpc::transport::ws::connect(url, &headers, Limits::default())
                 .await
                 .map_err(|e| e.to_string())
