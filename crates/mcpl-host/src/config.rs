@@ -47,7 +47,7 @@ impl ToolPolicy {
 }
 
 /// `*` matches any run of characters; everything else matches itself.
-fn glob(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob(pattern: &str, name: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     if parts.len() == 1 {
         return pattern == name;
@@ -104,6 +104,9 @@ pub struct ControllerConfig {
     /// 60 s; at least 1. A run past it is deferred until the window admits it, never dropped,
     /// and announced with [`Effect::RecoveryLimited`](crate::Effect::RecoveryLimited).
     pub max_recoveries_per_minute: u32,
+    /// Host-side toolsets for a plain server (one without toolHints): how its tools are
+    /// grouped, fixed at its first list. `None`: every tool of a plain server is static.
+    pub grouping: Option<crate::grouping::Grouping>,
 }
 
 impl ControllerConfig {
@@ -125,6 +128,7 @@ impl ControllerConfig {
             backoff_max: Duration::from_secs(10),
             max_pages: 64,
             max_recoveries_per_minute: 60,
+            grouping: None,
         }
     }
 }

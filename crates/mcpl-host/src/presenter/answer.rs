@@ -18,7 +18,9 @@ impl Presenter {
         let (verb, server) = match plan {
             Plan::Open { server, .. } => ("open", server),
             Plan::Close { server, .. } => ("close", server),
-            Plan::Act { server, .. } | Plan::Call { server, .. } => ("call", server),
+            Plan::Act { server, .. }
+            | Plan::Call { server, .. }
+            | Plan::ActOpening { server, .. } => ("call", server),
             Plan::OpenGroup { server, group } => {
                 return format!("opened `{group}` on `{server}` (host side)");
             }
@@ -117,9 +119,16 @@ impl Presenter {
                 }
             }
         }
-        if servers.is_empty() && lines.is_empty() {
+        if let Some(q) = &query.query {
+            lines.extend(self.search(q));
+        } else if servers.is_empty() && lines.is_empty() {
             lines.push("no server presents toolsets".to_owned());
         }
+        let servers = if query.query.is_some() {
+            Vec::new()
+        } else {
+            servers
+        };
         for id in &servers {
             let state = self.link(id).filter(|s| **s != LinkState::Up);
             let Some(snap) = self.snapshot(id) else {
@@ -151,6 +160,14 @@ impl Presenter {
                 } else {
                     line.push_str(" (kept by the host)");
                 }
+                let summary = snap.host_grouped().then(|| {
+                    crate::grouping::summary(
+                        snap.tools()
+                            .iter()
+                            .filter(|t| t.toolset.as_deref() == Some(ts))
+                            .map(|t| &t.tool),
+                    )
+                });
                 let insts = snap.instances(ts);
                 if snap.is_open(ts) {
                     let names: Vec<String> =
@@ -165,6 +182,9 @@ impl Presenter {
                     );
                 } else {
                     line.push_str(": closed");
+                }
+                if let Some(s) = summary {
+                    line.push_str(&format!(" — {}", quote(id, &s)));
                 }
                 lines.push(line);
                 for key in insts {
