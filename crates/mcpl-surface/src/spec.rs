@@ -48,6 +48,10 @@ pub struct ServerSpec {
     pub env: Vec<(String, String)>,
     /// The working directory of a child process.
     pub cwd: Option<PathBuf>,
+    /// How a plain server's tools are grouped into host-side toolsets (`toolsets`,
+    /// `static`, `autoOpen` in a config entry); ignored for an MCPL server. Its
+    /// `static_limit` is the surface's ([`crate::SurfaceConfig::static_limit`]).
+    pub grouping: mcpl_host::Grouping,
 }
 
 /// The name grammar of RFC-014 §5.1, reused for server names so that `NAME__tool` stays a
@@ -83,6 +87,7 @@ impl ServerSpec {
             headers: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            grouping: mcpl_host::Grouping::default(),
         }
     }
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpl_host::driver::{DEFAULT_INLINE_CAP, Host, HostPolicy};
+use mcpl_host::grouping::DEFAULT_STATIC_LIMIT;
 use mcpl_host::presenter::{AgentId, PresenterConfig};
 use mcpl_rpc::Transport;
 use tokio::sync::watch;
@@ -32,6 +33,10 @@ pub struct SurfaceConfig {
     /// The most bytes a result and what it carries may take (H84, H88); what does not fit
     /// waits for the next answer. Default [`DEFAULT_INLINE_CAP`]; `None`: no cap.
     pub inline_cap: Option<usize>,
+    /// A plain server without explicit `toolsets` that lists more tools than this at its
+    /// first read is grouped into host-side toolsets by name prefix (default
+    /// [`DEFAULT_STATIC_LIMIT`]).
+    pub static_limit: usize,
 }
 
 impl SurfaceConfig {
@@ -43,6 +48,7 @@ impl SurfaceConfig {
             timing: LinkTiming::default(),
             settle: Duration::from_secs(10),
             inline_cap: Some(DEFAULT_INLINE_CAP),
+            static_limit: DEFAULT_STATIC_LIMIT,
         }
     }
 }
@@ -93,6 +99,7 @@ impl Surface {
                 connector: connector.clone(),
                 timing: config.timing,
                 principal: config.principal.clone(),
+                static_limit: config.static_limit,
                 links: links.clone(),
                 shut: shut.subscribe(),
             };
