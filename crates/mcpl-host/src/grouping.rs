@@ -104,7 +104,9 @@ impl Grouping {
                 return Err(format!("toolset \"{name}\" is named twice"));
             }
             if globs.is_empty() || globs.iter().any(String::is_empty) {
-                return Err(format!("toolset \"{name}\" needs one non-empty glob or more"));
+                return Err(format!(
+                    "toolset \"{name}\" needs one non-empty glob or more"
+                ));
             }
         }
         if self.statics.iter().any(String::is_empty) {
@@ -233,7 +235,11 @@ pub fn toolset_name(raw: &str) -> String {
 pub fn summary<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> String {
     let tools: Vec<&Tool> = tools.into_iter().collect();
     let names: Vec<&str> = tools.iter().take(8).map(|t| t.name.as_str()).collect();
-    let more = if tools.len() > names.len() { ", …" } else { "" };
+    let more = if tools.len() > names.len() {
+        ", …"
+    } else {
+        ""
+    };
     let mut text = format!(
         "{} tool{}: {}{more}",
         tools.len(),

@@ -300,7 +300,10 @@ mod tests {
             g.toolsets,
             vec![
                 ("zeta".to_owned(), vec!["z_*".to_owned()]),
-                ("alpha".to_owned(), vec!["a_*".to_owned(), "*.md".to_owned()]),
+                (
+                    "alpha".to_owned(),
+                    vec!["a_*".to_owned(), "*.md".to_owned()]
+                ),
             ]
         );
         assert_eq!(g.statics, vec!["a_keep".to_owned()]);
@@ -313,7 +316,10 @@ mod tests {
     fn bad_grouping_keys_are_refused_naming_the_server_and_key() {
         for (entry, want) in [
             (r#""toolsets": ["a"]"#, "`toolsets` must be an object"),
-            (r#""toolsets": {"a": "x_*"}"#, "`toolsets.a` must be an array"),
+            (
+                r#""toolsets": {"a": "x_*"}"#,
+                "`toolsets.a` must be an array",
+            ),
             (r#""toolsets": {"bad name": ["x"]}"#, "bad name"),
             (r#""toolsets": {"a": []}"#, "glob"),
             (r#""static": "x""#, "`static` must be an array"),

@@ -252,9 +252,7 @@ impl Task {
             Plan::Close { server, req } => self.with(server, |c| c.close(n, req.clone())),
             Plan::Act { server, req }
             | Plan::Call { server, req }
-            | Plan::ActOpening { server, req, .. } => {
-                self.with(server, |c| c.call(n, req.clone()))
-            }
+            | Plan::ActOpening { server, req, .. } => self.with(server, |c| c.call(n, req.clone())),
         };
         let server = match &plan {
             Plan::Open { server, .. }

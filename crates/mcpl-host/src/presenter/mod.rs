@@ -37,8 +37,8 @@ pub use meta::{LookQuery, Plan};
 pub use notice::event_line;
 pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
-pub use search::{SEARCH_TOP, words};
 pub use refusal::{Refusal, Wanted, open_call};
+pub use search::{SEARCH_TOP, words};
 pub use window::{AgentId, WindowItem};
 
 /// The bound on one notice's length, in bytes (H73).

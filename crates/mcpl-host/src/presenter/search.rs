@@ -224,7 +224,9 @@ mod tests {
     fn words_split_names_and_drop_plurals() {
         assert_eq!(
             words("git_status: Shows Issues, fs.read/v2 class"),
-            ["git", "status", "show", "issue", "fs", "read", "v2", "class"]
+            [
+                "git", "status", "show", "issue", "fs", "read", "v2", "class"
+            ]
         );
     }
 
