@@ -3,6 +3,7 @@
 use crate::controller;
 use crate::fanout;
 use crate::peers;
+use crate::plain;
 use crate::progress::Progress;
 use crate::replicas;
 use crate::report::{Report, Row, RowOutcome, machine};
@@ -19,7 +20,7 @@ pub struct BenchConfig {
     pub exe: PathBuf,
 }
 
-/// Runs every row in order, drawing `progress` (six steps), and returns the report. A row
+/// Runs every row in order, drawing `progress` (seven steps), and returns the report. A row
 /// that fails is reported as failed; the others still run.
 pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
     let quick = config.quick;
@@ -37,6 +38,7 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
                 (4, "server fan-out"),
                 (5, "peer comparison"),
                 (6, "replicas on redis"),
+                (7, "plain servers"),
             ]
             .into_iter()
             .map(|(number, title)| Row {
@@ -132,6 +134,12 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         number: 6,
         title: "replicas on redis",
         outcome: runtime.block_on(replicas::measure(&settings)),
+    });
+    progress.advance("7 plain servers");
+    rows.push(Row {
+        number: 7,
+        title: "plain servers",
+        outcome: outcome(runtime.block_on(plain::measure())),
     });
     progress.finish();
     // The surface's link tasks and the arcades end with the runtime.
