@@ -289,3 +289,36 @@ fn model_tool_names_of_plain_tools_are_prefixed_fit_64_and_stay_distinct() {
         }
     }
 }
+
+#[test]
+fn a_reconnected_plain_server_keeps_its_grouping_and_the_toolsets_the_host_had_open() {
+    let g = Grouping {
+        static_limit: 3,
+        ..Grouping::default()
+    };
+    let mut h = plain_host(vec![("box", box_server(), g.clone())]);
+    h.call("toolsets_open", json!({"toolset": "git"}));
+    // The server now lists only three tools: a fresh read would keep them all static.
+    h.pair("box").server.borrow_mut().tools.truncate(3);
+    let p = h.pair("box");
+    let prev = p.host.snapshot().clone();
+    let mut cfg = ControllerConfig::new("box", "alice");
+    cfg.grouping = Some(g);
+    p.host = mcpl_host::Controller::resume(cfg, p.now, Some(prev));
+    p.run();
+    h.sync();
+    let snap = h.pres.snapshot("box").unwrap();
+    assert_eq!(snap.tools().len(), 3);
+    assert!(
+        snap.tools().iter().all(|t| t.toolset.is_some()),
+        "not regrouped"
+    );
+    assert!(
+        snap.is_open("git"),
+        "the host's open toolset survives the reconnect"
+    );
+    assert!(
+        h.call("toolsets_act", json!({"tool": "git_t0"}))
+            .starts_with("ok")
+    );
+}
