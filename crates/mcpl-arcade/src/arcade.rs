@@ -17,13 +17,14 @@ use mcpl_server::{CloseReply, Context, OpenReply, Principal, WallClock};
 use serde_json::{Map, Value};
 
 use crate::catalog::GO;
-use crate::challenge::accept_or_challenge;
+use crate::challenge::{accept_or_challenge, challenge_args, challenge_step};
 use crate::error::ArcadeError;
-use crate::go::{Bot, BotConfig, Move, Played};
+use crate::go::{Bot, BotConfig, Move};
 use crate::lobby::{self, Record};
 use crate::options::{GoOptions, Opponent};
 use crate::play::{Wanted, leave, open_vs_bot, play_move};
 use crate::store::{GameStore, GameStoreError, Games, MemoryGames, with_games};
+pub use crate::tell::BotTurn;
 use crate::tell::Tell;
 
 /// How the arcade plays.
@@ -50,19 +51,6 @@ impl Default for ArcadeConfig {
     }
 }
 
-/// A bot move owed after a player's move. The driver runs [`Arcade::bot_turn`] for it once
-/// the player's call result (which hid `play`) is committed, so the bot's push comes after
-/// it in rev order (§6.1).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BotTurn {
-    /// The player the bot answers.
-    pub principal: Principal,
-    /// The player's instance.
-    pub instance: String,
-    pub(crate) table: u64,
-    pub(crate) moves: usize,
-}
-
 /// The arcade: the handlers over a [`GameStore`] that holds every game and standing.
 pub struct Arcade {
     config: ArcadeConfig,
@@ -76,36 +64,6 @@ impl std::fmt::Debug for Arcade {
         f.debug_struct("Arcade")
             .field("config", &self.config)
             .finish_non_exhaustive()
-    }
-}
-
-/// "You played D4, capturing 2." and the like.
-pub(crate) fn describe(who: &str, played: &Played) -> String {
-    let mut text = match played.turn.mv {
-        Move::Play(point) => format!("{who} played {point}"),
-        Move::Pass => format!("{who} passed"),
-        Move::Resign => format!("{who} resigned"),
-    };
-    match played.turn.captured.len() {
-        0 => {}
-        1 => text.push_str(", capturing 1 stone"),
-        n => text.push_str(&format!(", capturing {n} stones")),
-    }
-    text.push('.');
-    text
-}
-
-/// An instance name for a game against `id`: `vs-` and the id's name-safe characters.
-pub(crate) fn instance_for(id: &str) -> String {
-    let safe: String = id
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-        .take(28)
-        .collect();
-    if safe.is_empty() {
-        "vs-agent".to_owned()
-    } else {
-        format!("vs-{safe}")
     }
 }
 
@@ -411,5 +369,26 @@ impl Arcade {
             },
             100.0 * decision.win_rate
         ))
+    }
+}
+
+impl Arcade {
+    /// The `challenge` tool: opens the caller's side of a new game against `who` (Black,
+    /// waiting) and challenges them.
+    pub(crate) fn challenge_tool(
+        &self,
+        ctx: &mut Context,
+        args: &Map<String, Value>,
+        now: Instant,
+    ) -> Result<String, ArcadeError> {
+        let (who, size) = challenge_args(args)?;
+        let me = ctx.principal().clone();
+        if who == me.id() {
+            return Err(ArcadeError::SelfChallenge);
+        }
+        let now = self.wall(now);
+        let (text, tell) = self.step(|games| challenge_step(games, &me, who, size, now))?;
+        tell.apply(ctx);
+        Ok(text)
     }
 }

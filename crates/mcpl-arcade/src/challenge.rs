@@ -5,15 +5,15 @@
 //! Like every step over the games, [`accept_or_challenge`] and the `challenge` tool's step
 //! only edit the games and record what to tell in a [`Tell`].
 
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
-use mcpl_server::{Context, Event, OpenReply, Principal};
+use mcpl_server::{Event, OpenReply, Principal};
 use serde_json::{Map, Value};
 
-use crate::arcade::{Arcade, instance_for};
 use crate::catalog::GO;
 use crate::error::ArcadeError;
 use crate::go::{BoardSize, Color, Komi};
+use crate::lobby::instance_for;
 use crate::options::{GoOptions, Opponent};
 use crate::store::Games;
 use crate::table::{Seat, Table};
@@ -115,73 +115,68 @@ fn challenge(
     )
 }
 
-impl Arcade {
-    /// The `challenge` tool: opens the caller's side of a new game against `who` (Black,
-    /// waiting) and challenges them.
-    pub(crate) fn challenge_tool(
-        &self,
-        ctx: &mut Context,
-        args: &Map<String, Value>,
-        now: Instant,
-    ) -> Result<String, ArcadeError> {
-        let who = args
-            .get("who")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|w| !w.is_empty())
-            .ok_or_else(|| ArcadeError::BadInput {
-                what: "who",
-                why: "name the agent to challenge by its id".to_owned(),
-            })?;
-        let size = match args.get("size") {
-            Some(v) => BoardSize::new(v.as_u64().ok_or_else(|| ArcadeError::BadInput {
-                what: "size",
-                why: format!("must be 9, 13 or 19, not `{v}`"),
-            })?)?,
-            None => BoardSize::NINE,
-        };
-        let me = ctx.principal().clone();
-        if who == me.id() {
-            return Err(ArcadeError::SelfChallenge);
-        }
-        let them = Principal::authenticated(who);
-        let now = self.wall(now);
-        let (text, tell) = self.step(|games| {
-            if let Some(id) = games.challenge(&them, &me) {
-                let size = games.table(id).map_or(size, |t| t.options().size).lines();
-                return Err(ArcadeError::BadInput {
-                    what: "challenge",
-                    why: format!(
-                        "{who} already challenged you; open `go` with options \
-                         {{\"size\": {size}, \"opponent\": \"{who}\"}} to accept"
-                    ),
-                });
-            }
-            let stem = instance_for(who);
-            let instance = (1..)
-                .map(|n| {
-                    if n == 1 {
-                        stem.clone()
-                    } else {
-                        format!("{stem}-{n}")
-                    }
-                })
-                .find(|name| !games.has_seat(&me, name))
-                .expect("some suffix is free");
-            let options = GoOptions {
-                size,
-                opponent: Opponent::Agent(who.to_owned()),
-                komi: Komi::DEFAULT,
-            };
-            let title = format!("Go vs {who} ({size})");
-            let mut tell = Tell::default();
-            tell.mine(&instance, [Change::Open(options.to_json(), title)])
-                .mine(&instance, Change::waiting());
-            let text = challenge(games, &mut tell, &me, &instance, options, &them, now);
-            let text = format!("{text} Your side of the game is open as `{instance}`.");
-            Ok((text, tell))
+/// The `challenge` tool's arguments: who to challenge, and the board size (9 by default).
+pub(crate) fn challenge_args(args: &Map<String, Value>) -> Result<(&str, BoardSize), ArcadeError> {
+    let who = args
+        .get("who")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .ok_or_else(|| ArcadeError::BadInput {
+            what: "who",
+            why: "name the agent to challenge by its id".to_owned(),
         })?;
-        tell.apply(ctx);
-        Ok(text)
+    let size = match args.get("size") {
+        Some(v) => BoardSize::new(v.as_u64().ok_or_else(|| ArcadeError::BadInput {
+            what: "size",
+            why: format!("must be 9, 13 or 19, not `{v}`"),
+        })?)?,
+        None => BoardSize::NINE,
+    };
+    Ok((who, size))
+}
+
+/// The `challenge` tool's step: opens `me`'s side of a new game against `who` (Black,
+/// waiting) and challenges them; refused when `who` already challenged `me`.
+pub(crate) fn challenge_step(
+    games: &mut Games,
+    me: &Principal,
+    who: &str,
+    size: BoardSize,
+    now: SystemTime,
+) -> Result<(String, Tell), ArcadeError> {
+    let them = Principal::authenticated(who);
+    if let Some(id) = games.challenge(&them, me) {
+        let size = games.table(id).map_or(size, |t| t.options().size).lines();
+        return Err(ArcadeError::BadInput {
+            what: "challenge",
+            why: format!(
+                "{who} already challenged you; open `go` with options \
+                 {{\"size\": {size}, \"opponent\": \"{who}\"}} to accept"
+            ),
+        });
     }
+    let stem = instance_for(who);
+    let instance = (1..)
+        .map(|n| {
+            if n == 1 {
+                stem.clone()
+            } else {
+                format!("{stem}-{n}")
+            }
+        })
+        .find(|name| !games.has_seat(me, name))
+        .expect("some suffix is free");
+    let options = GoOptions {
+        size,
+        opponent: Opponent::Agent(who.to_owned()),
+        komi: Komi::DEFAULT,
+    };
+    let title = format!("Go vs {who} ({size})");
+    let mut tell = Tell::default();
+    tell.mine(&instance, [Change::Open(options.to_json(), title)])
+        .mine(&instance, Change::waiting());
+    let text = challenge(games, &mut tell, me, &instance, options, &them, now);
+    let text = format!("{text} Your side of the game is open as `{instance}`.");
+    Ok((text, tell))
 }

@@ -3,7 +3,11 @@
 //! and changes nothing.
 
 use crate::go::GoError;
-use crate::store::GameStoreError;
+
+/// The games store could not be reached; nothing was changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the games store is unreachable: {0}")]
+pub struct GameStoreError(pub String);
 
 /// Why the arcade refused a call, an open or a challenge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,11 +8,13 @@ use std::time::{Duration, Instant};
 
 use mcpl_server::{Event, Principal, Update};
 
-use crate::arcade::{Arcade, BotTurn, describe};
+use crate::arcade::Arcade;
 use crate::catalog::GO;
+use crate::error::GameStoreError;
 use crate::go::Color;
-use crate::store::GameStoreError;
+use crate::lobby::describe;
 use crate::table::{Table, unix_millis};
+use crate::tell::BotTurn;
 use crate::tell::Change;
 
 impl Arcade {

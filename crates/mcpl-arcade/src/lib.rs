@@ -15,8 +15,8 @@
 //! tokio.
 //!
 //! Every game lives in a [`GameStore`] as one serializable [`Games`] value: in this process
-//! ([`MemoryGames`], the default) or shared by several replicas, so that any replica can serve
-//! a game's next move. Each handler is one re-runnable step over the games ([`with_games`])
+//! ([`MemoryGames`], the default) or shared by several replicas (`RedisGames`, feature
+//! `redis`: a key per game), so that any replica can serve a game's next move. Each handler is one re-runnable step over the games ([`with_games`])
 //! that returns what to tell; the handler records it in the `Context` after the step.
 //!
 //! # Running it
@@ -27,7 +27,7 @@
 //! other stores); its `runtime()` is the SDK's
 //! `Runtime`, with `serve` for any transport and `serve_ws` for WebSocket with a
 //! bearer-token identity (`mcpl arcade --listen ADDR`). [`start_conformance`] adds the
-//! conformance suite's fixture contract (`mcpl_server::conformance_fixture`) beside the
+//! conformance suite's fixture contract (`mcpl_conformance_fixture`) beside the
 //! games, for `mcpl conformance server -- mcpl arcade --conformance`.
 //!
 //! # Layout
@@ -37,13 +37,17 @@
 //! - `options`: [`GoOptions`], the `go` toolset's options and their schema.
 //! - `table`: [`Table`], one game with its seats, turn and last activity: the game-level API.
 //! - `record`: the stored form of a table (options, seats, moves as text), replayed on read.
-//! - `store`: [`Games`], every table and standing; [`GameStore`] and [`MemoryGames`].
-//! - `tell`: what a step tells the SDK, recorded during the step and applied after it.
+//! - `seat`: [`Seat`], who sits on one side of a table.
+//! - `store`: [`Games`], every table and standing ([`Record`]); [`GameStore`] and
+//!   [`MemoryGames`].
+//! - `redis_games` (feature `redis`): `RedisGames`, a key per game, and `start_on_redis`.
+//! - `tell`: what a step tells the SDK, recorded during the step and applied after it, and
+//!   [`BotTurn`], a bot move owed.
 //! - `arcade`: [`Arcade`], the handlers: what each open, close and tool does.
 //! - `play`: the steps of one game: opening against the bot, a move, leaving.
 //! - `challenge`: games between two agents: challenges, suggestions and accepting.
 //! - `initiative`: what the server does on its own: the bot's moves and idle timeouts.
-//! - `lobby`: the lobby's and tutor's texts and [`Record`].
+//! - `lobby`: the lobby's and tutor's texts, and how moves and instances are named.
 //! - `catalog`: [`declarations`], the tools and toolsets the arcade declares.
 //! - [`serve`]: the tokio side: [`ArcadeApp`] for the SDK driver, the worker for bot moves
 //!   and idle timeouts, [`Backing`] and [`start_with`], and [`serve_stdio`] for `mcpl arcade`.
@@ -61,20 +65,23 @@ mod play;
 mod record;
 #[cfg(feature = "redis")]
 mod redis_games;
+mod seat;
 pub mod serve;
 mod store;
 mod table;
 mod tell;
 
-pub use arcade::{Arcade, ArcadeConfig, BotTurn};
+pub use arcade::{Arcade, ArcadeConfig};
 pub use catalog::{GO, LOBBY, TUTOR, declarations};
 pub use error::ArcadeError;
-pub use lobby::Record;
+pub use error::GameStoreError;
 pub use options::{GoOptions, Opponent, schema as options_schema};
 #[cfg(feature = "redis")]
-pub use redis_games::{GAMES_DOCUMENT, RedisArcade, RedisGames, start_on_redis};
+pub use redis_games::{RedisArcade, RedisGames, start_on_redis};
+pub use seat::Seat;
 pub use serve::{
     ArcadeApp, ArcadeServer, Backing, serve_stdio, start, start_conformance, start_with,
 };
-pub use store::{GameStore, GameStoreError, Games, MemoryGames, with_games};
-pub use table::{Seat, Table};
+pub use store::{GameStore, Games, MemoryGames, Record, with_games};
+pub use table::Table;
+pub use tell::BotTurn;

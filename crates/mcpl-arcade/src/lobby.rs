@@ -1,20 +1,39 @@
 //! The lobby's and the tutor's texts: standings, your games, the rules.
 
 use mcpl_server::Principal;
-use serde::{Deserialize, Serialize};
 
-use crate::go::Color;
+use crate::go::{Color, Move, Played};
 use crate::store::Games;
+pub use crate::store::Record;
 
-/// One player's results.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Record {
-    /// Games won.
-    pub wins: u32,
-    /// Games lost.
-    pub losses: u32,
-    /// Games drawn.
-    pub draws: u32,
+/// "You played D4, capturing 2." and the like.
+pub(crate) fn describe(who: &str, played: &Played) -> String {
+    let mut text = match played.turn.mv {
+        Move::Play(point) => format!("{who} played {point}"),
+        Move::Pass => format!("{who} passed"),
+        Move::Resign => format!("{who} resigned"),
+    };
+    match played.turn.captured.len() {
+        0 => {}
+        1 => text.push_str(", capturing 1 stone"),
+        n => text.push_str(&format!(", capturing {n} stones")),
+    }
+    text.push('.');
+    text
+}
+
+/// An instance name for a game against `id`: `vs-` and the id's name-safe characters.
+pub(crate) fn instance_for(id: &str) -> String {
+    let safe: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(28)
+        .collect();
+    if safe.is_empty() {
+        "vs-agent".to_owned()
+    } else {
+        format!("vs-{safe}")
+    }
 }
 
 /// The standings, best first.

@@ -8,13 +8,14 @@ use std::time::SystemTime;
 
 use mcpl_server::{CloseReply, Event, OpenReply, Principal};
 
-use crate::arcade::{BotTurn, describe};
 use crate::catalog::GO;
 use crate::error::ArcadeError;
 use crate::go::{Move, Outcome, Point};
+use crate::lobby::describe;
 use crate::options::GoOptions;
 use crate::store::Games;
 use crate::table::{Seat, Table};
+use crate::tell::BotTurn;
 use crate::tell::{Change, Tell};
 
 /// The move a `play`, `pass` or `resign` call asks for.

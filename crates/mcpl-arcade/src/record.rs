@@ -1,4 +1,5 @@
-//! The stored form of a [`Table`]: compact JSON that replays into the live game.
+//! The stored form of a [`Table`](crate::Table): compact JSON that replays into the live
+//! game.
 //!
 //! ```json
 //! {"options": {"size": 9, "komi": 7.5}, "black": {"agent": {"id": "ada", "instance": "g"}},
@@ -14,9 +15,9 @@ use mcpl_server::{ConnectionId, Principal, PrincipalScope};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ArcadeError;
-use crate::go::{BoardSize, Color, Game, Komi, Move};
+use crate::go::{BoardSize, Game, Komi, Move};
 use crate::options::{GoOptions, Opponent};
-use crate::table::{Seat, Table};
+use crate::seat::Seat;
 
 /// A table as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -53,9 +54,15 @@ enum SeatRecord {
     },
 }
 
-impl From<Table> for TableRecord {
-    fn from(table: Table) -> Self {
-        let options = table.options();
+impl TableRecord {
+    /// The record of a table: its options, its seats (Black, White), its moves as text and
+    /// its last activity in unix milliseconds.
+    pub(crate) fn of(
+        options: &GoOptions,
+        seats: [&Seat; 2],
+        moves: Vec<String>,
+        last_activity_ms: u64,
+    ) -> Self {
         TableRecord {
             options: OptionsRecord {
                 size: options.size.lines(),
@@ -65,23 +72,18 @@ impl From<Table> for TableRecord {
                 },
                 komi: options.komi.points(),
             },
-            black: SeatRecord::from(table.seat(Color::Black)),
-            white: SeatRecord::from(table.seat(Color::White)),
-            moves: table
-                .game()
-                .history()
-                .iter()
-                .map(|turn| turn.mv.to_string())
-                .collect(),
-            last_activity_ms: table.last_activity_millis(),
+            black: SeatRecord::from(seats[0]),
+            white: SeatRecord::from(seats[1]),
+            moves,
+            last_activity_ms,
         }
     }
-}
 
-impl TryFrom<TableRecord> for Table {
-    type Error = ArcadeError;
-
-    fn try_from(record: TableRecord) -> Result<Self, ArcadeError> {
+    /// Replays the record: the options, the game with every move played again, the seats
+    /// (Black, White) and the last activity. A move that does not replay is an error naming
+    /// it.
+    pub(crate) fn replay(self) -> Result<(GoOptions, Game, [Seat; 2], u64), ArcadeError> {
+        let record = self;
         let bad = |why: String| ArcadeError::BadRecord(why);
         let size = BoardSize::new(record.options.size.into())?;
         let options = GoOptions {
@@ -100,12 +102,7 @@ impl TryFrom<TableRecord> for Table {
             }
         }
         let seats = [record.black.try_into()?, record.white.try_into()?];
-        Ok(Table::from_parts(
-            options,
-            game,
-            seats,
-            record.last_activity_ms,
-        ))
+        Ok((options, game, seats, record.last_activity_ms))
     }
 }
 
@@ -162,6 +159,8 @@ mod tests {
     use std::time::UNIX_EPOCH;
 
     use super::*;
+    use crate::go::Color;
+    use crate::table::Table;
 
     fn round_trip(table: &Table) -> Table {
         let text = serde_json::to_string(table).unwrap();

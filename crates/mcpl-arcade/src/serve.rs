@@ -11,8 +11,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use mcpl_conformance_fixture::{self as conformance_fixture, Fixture};
 use mcpl_protocol::mcp::CallToolResult;
-use mcpl_server::conformance_fixture::{self, Fixture};
 use mcpl_server::driver::{App, Handle, Runtime};
 use mcpl_server::{
     CloseReply, Context, MemoryStore, OpenReply, Principal, PrincipalStore, Server, ServerConfig,
@@ -157,7 +157,7 @@ pub fn start(config: ArcadeConfig) -> Result<ArcadeServer, ArcadeError> {
 }
 
 /// [`start`], with the conformance suite's fixture contract
-/// ([`mcpl_server::conformance_fixture`]) declared beside the games, so that
+/// ([`mcpl_conformance_fixture`]) declared beside the games, so that
 /// `mcpl conformance server -- mcpl arcade --conformance` can drive every server vector.
 /// The games are unchanged; the `cf-*` toolsets and `cf_*` tools are the fixture's.
 pub fn start_conformance(config: ArcadeConfig) -> Result<ArcadeServer, ArcadeError> {

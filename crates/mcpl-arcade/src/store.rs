@@ -13,9 +13,20 @@ use mcpl_server::Principal;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ArcadeError;
+pub use crate::error::GameStoreError;
 use crate::go::{Color, Outcome};
-use crate::lobby::Record;
 use crate::table::Table;
+
+/// One player's results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// Games won.
+    pub wins: u32,
+    /// Games lost.
+    pub losses: u32,
+    /// Games drawn.
+    pub draws: u32,
+}
 
 /// Every game, seat, challenge and standing of one arcade deployment.
 ///
@@ -39,11 +50,6 @@ pub trait GameStore: Send + Sync + 'static {
     /// run's edits are kept. So `f` must only edit the `Games` it is given.
     fn update(&self, f: &mut dyn FnMut(&mut Games)) -> Result<(), GameStoreError>;
 }
-
-/// The games store could not be reached; nothing was changed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the games store is unreachable: {0}")]
-pub struct GameStoreError(pub String);
 
 /// Every game in this process (the default).
 #[derive(Debug, Default)]
@@ -103,6 +109,25 @@ impl Games {
     /// Results by player id.
     pub fn standings(&self) -> &BTreeMap<String, Record> {
         &self.standings
+    }
+
+    /// The games from their parts: tables by number, standings by player, and the last
+    /// table number handed out (for a store that keeps them apart).
+    pub fn from_parts(
+        tables: BTreeMap<u64, Table>,
+        standings: BTreeMap<String, Record>,
+        next_table: u64,
+    ) -> Self {
+        Games {
+            tables,
+            standings,
+            next_table,
+        }
+    }
+
+    /// The last table number handed out.
+    pub fn next_table(&self) -> u64 {
+        self.next_table
     }
 
     pub(crate) fn table_mut(&mut self, id: u64) -> Option<&mut Table> {

@@ -17,47 +17,31 @@ use crate::error::ArcadeError;
 use crate::go::{Color, Game, Move, Outcome, Played};
 use crate::options::GoOptions;
 use crate::record::TableRecord;
+pub use crate::seat::Seat;
 
-/// Who sits on one side of a table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seat {
-    /// The arcade's bot.
-    Bot,
-    /// An agent, with the instance name it plays in; `None` until it accepts a challenge.
-    Agent {
-        /// The agent.
-        principal: Principal,
-        /// Its instance of the `go` toolset, once it has joined.
-        instance: Option<String>,
-    },
+impl From<Table> for TableRecord {
+    fn from(table: Table) -> Self {
+        let moves = table
+            .game()
+            .history()
+            .iter()
+            .map(|turn| turn.mv.to_string())
+            .collect();
+        TableRecord::of(
+            table.options(),
+            [table.seat(Color::Black), table.seat(Color::White)],
+            moves,
+            table.last_activity_millis(),
+        )
+    }
 }
 
-impl Seat {
-    /// The seat's agent, if an agent sits there.
-    pub fn principal(&self) -> Option<&Principal> {
-        match self {
-            Self::Bot => None,
-            Self::Agent { principal, .. } => Some(principal),
-        }
-    }
+impl TryFrom<TableRecord> for Table {
+    type Error = ArcadeError;
 
-    /// The agent and its instance, once joined.
-    pub fn joined(&self) -> Option<(&Principal, &str)> {
-        match self {
-            Self::Agent {
-                principal,
-                instance: Some(instance),
-            } => Some((principal, instance)),
-            _ => None,
-        }
-    }
-
-    /// How the other player is named in messages.
-    pub fn name(&self) -> String {
-        match self {
-            Self::Bot => "the bot".to_owned(),
-            Self::Agent { principal, .. } => principal.id().to_owned(),
-        }
+    fn try_from(record: TableRecord) -> Result<Self, ArcadeError> {
+        let (options, game, seats, last_activity_ms) = record.replay()?;
+        Ok(Table::from_parts(options, game, seats, last_activity_ms))
     }
 }
 

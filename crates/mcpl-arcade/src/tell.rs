@@ -182,3 +182,16 @@ impl Tell {
         }
     }
 }
+
+/// A bot move owed after a player's move. The driver runs [`Arcade::bot_turn`] for it once
+/// the player's call result (which hid `play`) is committed, so the bot's push comes after
+/// it in rev order (§6.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotTurn {
+    /// The player the bot answers.
+    pub principal: Principal,
+    /// The player's instance.
+    pub instance: String,
+    pub(crate) table: u64,
+    pub(crate) moves: usize,
+}

@@ -224,3 +224,69 @@ async fn s5_6_a_move_while_redis_is_away_is_refused_saying_so_and_changes_nothin
     assert!(!a.arcade.store().is_available());
     alice.peer.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s5_6_each_game_has_a_key_of_its_own_and_no_document_holds_them_all() {
+    let redis = RedisServer::start();
+    let a = Replica::start(&redis).await;
+    let b = Replica::start(&redis).await;
+    let mut alice = Agent::connect(&a.url, "t-alice").await;
+    let mut bob = Agent::connect(&b.url, "t-bob").await;
+    let mut turns = Vec::new();
+    for (agent, game) in [(&mut alice, "g1"), (&mut bob, "g2")] {
+        agent
+            .request(
+                "toolsets/open",
+                json!({"toolset": "go", "instance": game, "options": {"size": 9}}),
+            )
+            .await;
+        turns.push(agent.next_turn(game).await);
+    }
+    let mut c = redis::Client::open(redis.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{PREFIX}:game*"))
+        .query(&mut c)
+        .unwrap();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            format!("{PREFIX}:game:1"),
+            format!("{PREFIX}:game:2"),
+            format!("{PREFIX}:games"),
+            format!("{PREFIX}:games:meta"),
+        ],
+        "a key per game, the set of games and its version"
+    );
+    let docs: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{PREFIX}:doc:*"))
+        .query(&mut c)
+        .unwrap();
+    assert!(docs.is_empty(), "no single document of all games: {docs:?}");
+    // A move writes its own game's key only: the other game's version stays.
+    let version = |c: &mut redis::Connection, id: u8| -> u64 {
+        redis::cmd("HGET")
+            .arg(format!("{PREFIX}:game:{id}"))
+            .arg("v")
+            .query(c)
+            .unwrap()
+    };
+    let before = (version(&mut c, 1), version(&mut c, 2));
+    let moves = &turns[0];
+    let played = alice
+        .request(
+            "tools/call",
+            json!({"name": "play", "arguments": {"move": pick(moves, &["E5"])},
+                   "_meta": {"mcpl/instance": "g1"}}),
+        )
+        .await;
+    assert_ne!(played["isError"], json!(true), "{played}");
+    let after = (version(&mut c, 1), version(&mut c, 2));
+    assert!(after.0 > before.0, "g1's key was written");
+    assert_eq!(after.1, before.1, "g2's key was not touched");
+    alice.peer.close().await;
+    bob.peer.close().await;
+}

@@ -116,8 +116,9 @@ impl World {
         let mut runtimes = Vec::new();
         let mut fanouts = Vec::new();
         for _ in 0..2 {
-            let store =
-                RedisStore::open(url, "bench").map_err(|e| BenchError::setup("redis store", e))?;
+            let store = RedisStore::open(url, "bench")
+                .await
+                .map_err(|e| BenchError::setup("redis store", e))?;
             let store = Arc::new(store);
             let server = Server::with_store(build()?, ServerConfig::new(clock()), store.clone());
             let handle = Handle::new(server);

@@ -4,7 +4,8 @@
 //! `tools/list` returned the same list every time (RFC-014 §8.6).
 //!
 //! `scripts/test` installs the clients (a venv at `.venv`, `node_modules` under `tests/e2e`).
-//! A test skips, saying why, only when its client is not installed.
+//! A test whose client is not installed fails, naming the script that installs it: a missing
+//! client is never a silent pass.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,10 +42,10 @@ fn s8_6_python_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_lis
             .args(["-c", "import mcp"])
             .status()
             .is_ok_and(|s| s.success());
-    if !sdk_ok {
-        println!("skipped: the Python MCP SDK is not installed in .venv (run scripts/test)");
-        return;
-    }
+    assert!(
+        sdk_ok,
+        "the Python MCP SDK is not installed in .venv: run `bash scripts/test`, which installs it"
+    );
     let out = run_client(&python, "python_client.py");
     assert!(out.contains("The bot played"), "{out}");
 }
@@ -60,10 +61,10 @@ fn h28_python_sdk_client_plays_on_after_a_relay_cuts_every_link_to_tokened_backe
             .args(["-c", "import mcp"])
             .status()
             .is_ok_and(|s| s.success());
-    if !sdk_ok {
-        println!("skipped: the Python MCP SDK is not installed in .venv (run scripts/test)");
-        return;
-    }
+    assert!(
+        sdk_ok,
+        "the Python MCP SDK is not installed in .venv: run `bash scripts/test`, which installs it"
+    );
     let out = run_client(&python, "relay_client.py");
     assert!(out.contains("sock: move 1 before the cut"), "{out}");
 }
@@ -72,12 +73,10 @@ fn h28_python_sdk_client_plays_on_after_a_relay_cuts_every_link_to_tokened_backe
 fn s8_6_npm_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_list() {
     let sdk = root().join("tests/e2e/node_modules/@modelcontextprotocol/sdk/package.json");
     let node = Command::new("node").arg("--version").output();
-    if !sdk.exists() || node.is_err() {
-        println!(
-            "skipped: node or the npm MCP SDK is not installed in tests/e2e (run scripts/test)"
-        );
-        return;
-    }
+    assert!(
+        sdk.exists() && node.is_ok(),
+        "node or the npm MCP SDK is not installed in tests/e2e: run `bash scripts/test`, which installs it"
+    );
     let out = run_client(Path::new("node"), "node_client.mjs");
     assert!(out.contains("The bot played"), "{out}");
 }

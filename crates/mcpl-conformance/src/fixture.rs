@@ -2,18 +2,18 @@
 //! every vector. `docs/CONFORMANCE.md` describes each one; a server written in any language
 //! adds them (for example as a `conformance` mode or toolset) to be tested.
 //!
-//! Required: the toolsets [`INSTANCED`] and [`FLAT`], the undeclared group [`GROUP`], and the
-//! tools [`ECHO`], [`FINISH`], [`FLAT_TOOL`], [`GROUPED`], [`REVEALED`], [`REVEAL`] and
-//! [`LATER`]. Optional (their vectors are skipped when absent): [`DEFAULT_OPEN`] with
-//! [`OPENED_TOOL`] (v22), [`MOVE`] with [`MOVER`] (v15), [`UNDECLARE`] (v31), and the
-//! compatibility tools [`COMPAT_OPEN`], [`COMPAT_CHOOSE`], [`COMPAT_CLOSE`] (v26).
+//! Every name is required; a server that lacks one fails the vectors that use it: the toolsets
+//! [`INSTANCED`], [`FLAT`] and [`DEFAULT_OPEN`], the undeclared group [`GROUP`], the tools
+//! [`ECHO`], [`FINISH`], [`FLAT_TOOL`], [`OPENED_TOOL`], [`GROUPED`], [`REVEALED`],
+//! [`REVEAL`], [`LATER`], [`MOVE`], [`MOVER`] and [`UNDECLARE`], and, for hosts without
+//! toolHints, the compatibility tools [`COMPAT_OPEN`], [`COMPAT_CHOOSE`], [`COMPAT_CLOSE`].
 
 /// A declared toolset with `instances: true`, `default: "closed"` and the options schema
 /// `{level?: integer 1..3}` (no other members).
 pub const INSTANCED: &str = "cf-game";
 /// A declared toolset without instances, `default: "closed"`.
 pub const FLAT: &str = "cf-flat";
-/// Optional: a declared toolset with `default: "open"` and no instances.
+/// A declared toolset with `default: "open"` and no instances (v22).
 pub const DEFAULT_OPEN: &str = "cf-open";
 /// A toolset named only by tools' `mcpl/toolset`, never declared (§5.4).
 pub const GROUP: &str = "cf-group";
@@ -28,7 +28,7 @@ pub const ECHO: &str = "cf_echo";
 pub const FINISH: &str = "cf_finish";
 /// Tool of [`FLAT`], `{}`: answers text `flat`.
 pub const FLAT_TOOL: &str = "cf_flat";
-/// Optional tool of [`DEFAULT_OPEN`], `{}`.
+/// Tool of [`DEFAULT_OPEN`], `{}`.
 pub const OPENED_TOOL: &str = "cf_opened";
 /// Tool of the undeclared group [`GROUP`], `{}`; always visible as far as the server knows.
 pub const GROUPED: &str = "cf_grouped";
@@ -42,20 +42,20 @@ pub const REVEAL: &str = "cf_reveal";
 /// after `delayMs` (default 0), sets [`REVEALED`]'s visibility as something else's consequence:
 /// a `push/event` carrying the hints when `pushEvents` is granted, `tools/hints` otherwise.
 pub const LATER: &str = "cf_later";
-/// Optional static tool `{presence: "static" | "dynamic"}`: moves [`MOVER`], with a hint
+/// Static tool `{presence: "static" | "dynamic"}`: moves [`MOVER`], with a hint
 /// entry carrying `presence` in its result; `tools/list` then shows the move.
 pub const MOVE: &str = "cf_move";
-/// Optional tool (static at the start) that [`MOVE`] moves; always callable, answers `moved`.
+/// Tool (static at the start) that [`MOVE`] moves; always callable, answers `moved`.
 pub const MOVER: &str = "cf_mover";
-/// Optional static tool `{restore?: boolean}`: removes [`FLAT`]'s declaration from the
+/// Static tool `{restore?: boolean}`: removes [`FLAT`]'s declaration from the
 /// manifest (closing it for the principal, with hints in the result and an ended record, and
 /// `mcpl/manifestChanged` naming the domain `toolsets`); with `restore: true` puts it back.
 pub const UNDECLARE: &str = "cf_undeclare";
-/// Optional compatibility tool for hosts without `toolHints` (§11): `{toolset, instance?,
+/// Compatibility tool for hosts without `toolHints` (§11): `{toolset, instance?,
 /// options?}`, opens or adopts and makes the instance current.
 pub const COMPAT_OPEN: &str = "toolset_open";
-/// Optional compatibility tool: `{toolset, instance}`, makes an open instance current and
+/// Compatibility tool: `{toolset, instance}`, makes an open instance current and
 /// refuses a name that is not open.
 pub const COMPAT_CHOOSE: &str = "toolset_choose";
-/// Optional compatibility tool: `{toolset, instance?}`.
+/// Compatibility tool: `{toolset, instance?}`.
 pub const COMPAT_CLOSE: &str = "toolset_close";

@@ -5,12 +5,15 @@
 //!   a `ws://` URL, or a [`Connector`]), with and without `toolHints`, with and without a
 //!   `pushEvents` grant, and with two connections of one principal where the target allows.
 //!   The server exposes the small [`fixture`] contract so the suite can drive every vector.
-//! - [`run_host_suite`] plays a scripted server (on WebSocket) and the agent (over the host's
-//!   stdio, through the four meta-tools) against a host under test, and watches what the
-//!   host sends: its recovery reads, the opens it never sends, the calls it refuses.
+//! - [`run_host_suite`] plays a scripted server (on WebSocket, or Streamable HTTP) and the
+//!   agent (over the host's stdio, through the four meta-tools) against a host under test,
+//!   and watches what the host sends: its recovery reads, the opens it never sends, the calls
+//!   it refuses.
 //!
-//! Both return a [`Report`]: one [`CheckResult`] per rule, passed, failed with the messages
-//! exchanged, or skipped with a reason (never a silent pass). [`render`] turns it into a
+//! Both return a [`Report`]: one [`CheckResult`] per rule of their side, passed, failed with
+//! the messages exchanged, or not applicable (only for what the target declares it lacks,
+//! counted apart); a missing behaviour is a failure, never a skip. [`data`] reads the vectors
+//! as data (`conformance/vectors.json`). [`render`] turns it into a
 //! table, JSON or JUnit XML. The crate uses `mcpl-protocol` for names and `mcpl-rpc` (with
 //! tokio) for the wire; it knows no server or host internals, so it judges any
 //! implementation only by what it says on the wire. `docs/CONFORMANCE.md` has the vector
@@ -31,11 +34,12 @@
 //! # Layout
 //!
 //! - [`catalog`]: the rules: [`VECTORS`] and [`HOST_RULES`].
+//! - [`data`]: `conformance/vectors.json`, its steps and matchers.
 //! - [`cli`]: what the `mcpl conformance` subcommand calls.
 //! - [`fixture`]: the names a server under test exposes.
 //! - [`reference`](mod@reference): the reference fixture, a correct server meeting the
-//!   contract, with faults that break it one rule at a time; the `mcpl-conformance-fixture`
-//!   binary serves it on stdio or WebSocket.
+//!   contract, with 44 faults that break it one rule at a time (the suite's mutation test);
+//!   the `mcpl-conformance-fixture` binary serves it on stdio or WebSocket.
 //! - [`target`]: [`ServerTarget`], [`HostTarget`], [`Options`], the connector traits.
 //! - [`report`]: [`Report`], [`CheckResult`], [`Outcome`].
 //! - [`transcript`]: the messages a check exchanged.
@@ -46,6 +50,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod data;
 pub mod error;
 pub mod fixture;
 mod host;
@@ -60,8 +65,8 @@ mod wire;
 
 pub use catalog::{HOST_RULES, Rule, Side, VECTORS};
 pub use error::Error;
-pub use host::run_host_suite;
+pub use host::{host_rules, run_host_suite};
 pub use report::{CheckResult, Outcome, Report};
-pub use server::run_server_suite;
+pub use server::{run_server_suite, server_vectors};
 pub use target::{BoxFuture, Connector, HostLauncher, HostTarget, Options, ServerTarget};
 pub use transcript::{Direction, Entry, Transcript};

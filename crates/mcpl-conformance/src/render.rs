@@ -23,7 +23,7 @@ pub fn table(report: &Report) -> String {
     for c in &report.checks {
         let note = match &c.outcome {
             Outcome::Pass => String::new(),
-            Outcome::Fail { reason, .. } | Outcome::Skipped { reason } => first_line(reason),
+            other => first_line(other.reason().unwrap_or("")),
         };
         let _ = writeln!(
             out,
@@ -43,8 +43,12 @@ pub fn table(report: &Report) -> String {
             }
         }
     }
-    let (pass, fail, skip) = report.counts();
-    let _ = writeln!(out, "\n{pass} passed, {fail} failed, {skip} skipped");
+    let c = report.counts();
+    let _ = writeln!(
+        out,
+        "\n{} passed, {} failed; counted apart: {} not applicable",
+        c.passed, c.failed, c.not_applicable
+    );
     out
 }
 
@@ -53,23 +57,24 @@ fn first_line(s: &str) -> String {
 }
 
 /// The report as pretty JSON: `{side, target, checks: [{id, title, rfc, result, reason?,
-/// transcript?, duration_ms}], summary: {passed, failed, skipped}}`.
+/// transcript?, duration_ms}], summary: {passed, failed, not_applicable}}`.
 pub fn json(report: &Report) -> String {
-    let (passed, failed, skipped) = report.counts();
+    let counts = report.counts();
     let mut value = serde_json::to_value(report).unwrap_or_default();
     if let Some(obj) = value.as_object_mut() {
         obj.insert(
             "summary".into(),
-            serde_json::json!({"passed": passed, "failed": failed, "skipped": skipped}),
+            serde_json::to_value(counts).unwrap_or_default(),
         );
     }
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }
 
 /// The report as JUnit XML: one `<testsuite>`, one `<testcase>` per check, `<failure>` with the
-/// transcript, `<skipped>` with the reason.
+/// transcript, `<skipped>` with the reason for a check not applicable.
 pub fn junit(report: &Report) -> String {
-    let (_, failed, skipped) = report.counts();
+    let counts = report.counts();
+    let (failed, skipped) = (counts.failed, counts.not_applicable);
     let total_ms: u64 = report.checks.iter().map(|c| c.duration_ms).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let suite = format!("rfc014-conformance-{}", report.side);
@@ -96,10 +101,11 @@ pub fn junit(report: &Report) -> String {
         );
         match &c.outcome {
             Outcome::Pass => out.push_str("/>\n"),
-            Outcome::Skipped { reason } => {
+            Outcome::NotApplicable { reason } => {
                 let _ = writeln!(
                     out,
-                    ">\n    <skipped message=\"{}\"/>\n  </testcase>",
+                    ">\n    <skipped message=\"{}: {}\"/>\n  </testcase>",
+                    c.outcome.label(),
                     escape(reason)
                 );
             }
@@ -174,7 +180,7 @@ mod tests {
         ));
         r.checks.push(CheckResult::new(
             &VECTORS[8],
-            Outcome::Skipped {
+            Outcome::NotApplicable {
                 reason: "needs two connections".into(),
             },
             0,
@@ -188,7 +194,7 @@ mod tests {
         assert!(xml.contains("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
         assert!(xml.contains("value=\"mcpl arcade &lt;&amp;&gt;\""));
         assert!(xml.contains("a push &quot;followed&quot; &lt;rev 3&gt; &amp; more?"));
-        assert!(xml.contains("<skipped message=\"needs two connections\"/>"));
+        assert!(xml.contains("<skipped message=\"n/a: needs two connections\"/>"));
         assert!(xml.contains("&quot;tools/hints&quot;"));
         // Nothing unescaped from the peer's text survives inside the failure body.
         let body = xml.split("<failure").nth(1).unwrap();
@@ -201,7 +207,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&json(&sample())).unwrap();
         assert_eq!(
             v["summary"],
-            json!({"passed": 1, "failed": 1, "skipped": 1})
+            json!({"passed": 1, "failed": 1, "not_applicable": 1})
         );
         assert_eq!(v["checks"][1]["result"], "fail");
         assert_eq!(v["checks"][1]["transcript"][0]["conn"], "A");
@@ -214,6 +220,6 @@ mod tests {
         assert!(t.contains("v01"));
         assert!(t.contains("--- v02 failed"));
         assert!(t.contains("peer>  {\"method\":\"tools/hints\""));
-        assert!(t.contains("1 passed, 1 failed, 1 skipped"));
+        assert!(t.contains("1 passed, 1 failed; counted apart: 1 not applicable"));
     }
 }

@@ -17,20 +17,31 @@ pub enum Outcome {
         /// The messages exchanged during the check.
         transcript: Vec<Entry>,
     },
-    /// The check could not run; `reason` says why (never a silent pass).
-    Skipped {
-        /// Why the check could not run.
+    /// The rule needs something the target declares it does not have (a capability it does
+    /// not advertise, or, for a stdio target, a second connection of one principal); counted
+    /// apart, never as a pass. A target that has it and misbehaves fails instead.
+    #[serde(rename = "n/a")]
+    NotApplicable {
+        /// What the target lacks, and how to run the check anyway.
         reason: String,
     },
 }
 
 impl Outcome {
-    /// `"pass"`, `"fail"` or `"skipped"`.
+    /// `"pass"`, `"fail"` or `"n/a"`.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Fail { .. } => "fail",
-            Outcome::Skipped { .. } => "skipped",
+            Outcome::NotApplicable { .. } => "n/a",
+        }
+    }
+
+    /// The reason of a failure or of a check not applicable.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Outcome::Pass => None,
+            Outcome::Fail { reason, .. } | Outcome::NotApplicable { reason } => Some(reason),
         }
     }
 }
@@ -64,6 +75,17 @@ impl CheckResult {
     }
 }
 
+/// How many checks of a report ended each way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Passed.
+    pub passed: usize,
+    /// Failed.
+    pub failed: usize,
+    /// Not applicable to this target (counted apart).
+    pub not_applicable: usize,
+}
+
 /// A whole run against one implementation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -85,14 +107,14 @@ impl Report {
         }
     }
 
-    /// How many checks passed, failed and were skipped.
-    pub fn counts(&self) -> (usize, usize, usize) {
-        let mut c = (0, 0, 0);
+    /// How many checks ended each way.
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
         for check in &self.checks {
             match check.outcome {
-                Outcome::Pass => c.0 += 1,
-                Outcome::Fail { .. } => c.1 += 1,
-                Outcome::Skipped { .. } => c.2 += 1,
+                Outcome::Pass => c.passed += 1,
+                Outcome::Fail { .. } => c.failed += 1,
+                Outcome::NotApplicable { .. } => c.not_applicable += 1,
             }
         }
         c
@@ -100,7 +122,7 @@ impl Report {
 
     /// Whether any check failed: the CLI exits non-zero then.
     pub fn failed(&self) -> bool {
-        self.counts().1 > 0
+        self.counts().failed > 0
     }
 
     /// The result of the check `id`, if it ran.

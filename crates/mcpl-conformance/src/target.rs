@@ -17,7 +17,7 @@ pub trait Connector: Send + Sync {
     /// Opens a new connection to the server; `Err` says why it could not.
     fn connect(&self) -> BoxFuture<'_, Result<Transport, String>>;
     /// Whether two connections opened by this connector act for the same principal (§5.6).
-    /// Vectors 9, 14 and 32 need it and are skipped without it.
+    /// Vectors 9, 14 and 32 need it and are not applicable without it (counted apart).
     fn shares_principal(&self) -> bool;
     /// How the target is named in the report.
     fn describe(&self) -> String;
@@ -116,6 +116,9 @@ pub struct Options {
     pub quiet: Duration,
     /// Run only the checks with these ids; empty runs all.
     pub only: Vec<String>,
+    /// The vector file whose steps the server suite runs; `None` for the one shipped with
+    /// the suite (`conformance/vectors.json`).
+    pub vectors: Option<Arc<crate::data::VectorFile>>,
 }
 
 impl Default for Options {
@@ -125,6 +128,7 @@ impl Default for Options {
             wait: Duration::from_secs(3),
             quiet: Duration::from_millis(300),
             only: Vec::new(),
+            vectors: None,
         }
     }
 }

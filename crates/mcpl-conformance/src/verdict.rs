@@ -5,8 +5,8 @@
 pub(crate) enum Verdict {
     /// The implementation broke the rule; the text names what it did.
     Fail(String),
-    /// The check cannot run against this implementation; the text says why.
-    Skip(String),
+    /// The rule needs what the target declares it lacks; the text says what.
+    NotApplicable(String),
 }
 
 /// The result of one step of a check.
@@ -28,11 +28,11 @@ macro_rules! ensure {
     };
 }
 
-/// Stops the check as skipped.
-macro_rules! skip {
+/// Stops the check as not applicable: only for what the target declares it lacks.
+macro_rules! not_applicable {
     ($($t:tt)*) => {
-        return Err($crate::verdict::Verdict::Skip(format!($($t)*)))
+        return Err($crate::verdict::Verdict::NotApplicable(format!($($t)*)))
     };
 }
 
-pub(crate) use {ensure, fail, skip};
+pub(crate) use {ensure, fail, not_applicable};

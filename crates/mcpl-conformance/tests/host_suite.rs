@@ -1,5 +1,7 @@
-//! The host suite against the in-process test host: the correct host passes every host check
-//! the suite runs, and each broken host fails the check for the rule it breaks.
+//! The host suite's own mutation test, against the in-process test host
+//! (`tests/common/host.rs`): the correct host passes every host check the suite executes, and
+//! every broken host (each fault of `HostFaults`, behind its flag) fails at least one check,
+//! the one for its class.
 
 mod common;
 
@@ -16,34 +18,21 @@ async fn run_with(faults: HostFaults, only: &[&str], wait: Duration) -> Report {
         only: only.iter().map(|s| s.to_string()).collect(),
         timeout: Duration::from_secs(10),
         wait,
-        // How long a check listens for what must NOT come (a second telling, a stray open);
-        // generous, because on a loaded machine a broken host's second message can be late.
         quiet: Duration::from_millis(600),
+        ..Options::default()
     };
     run_host_suite(HostTarget::Launcher(Arc::new(TestHost { faults })), options).await
 }
 
-async fn run(faults: HostFaults, only: &[&str]) -> Report {
-    run_with(faults, only, Duration::from_secs(1)).await
-}
-
-/// The host checks the suite runs (the rest are skipped with a reason).
-const RUN: [&str; 21] = [
-    "v04", "v05", "v09", "v10", "v11", "v12", "v13", "v14", "v20", "v21", "v29", "v31", "v35",
-    "v37", "h01", "h12", "h18", "h25", "h28", "h29", "h59",
-];
-
 #[tokio::test]
 async fn s13_correct_host_passes_every_host_check() {
     let report = run_with(HostFaults::default(), &[], Duration::from_secs(4)).await;
-    assert_eq!(report.checks.len(), 38 + 8);
+    assert_eq!(report.checks.len(), 18 + 8);
     for c in &report.checks {
-        let ran = RUN.contains(&c.id.as_str()) || c.id == "h64";
         match &c.outcome {
-            Outcome::Pass => assert!(ran, "{} passed without being run", c.id),
-            Outcome::Skipped { reason } => assert!(!ran, "{} skipped: {reason}", c.id),
-            Outcome::Fail { reason, .. } => panic!(
-                "{} failed: {reason}\n{}",
+            Outcome::Pass => {}
+            other => panic!(
+                "{}: {other:?}\n{}",
                 c.id,
                 mcpl_conformance::render::table(&report)
             ),
@@ -51,137 +40,63 @@ async fn s13_correct_host_passes_every_host_check() {
     }
 }
 
-async fn assert_caught(faults: HostFaults, checks: &[&str]) {
-    let report = run(faults, checks).await;
-    for id in checks {
-        let c = report.get(id).unwrap();
-        assert!(
-            matches!(c.outcome, Outcome::Fail { .. }),
-            "{id} should fail against {faults:?}: {:?}",
-            c.outcome
-        );
-    }
+/// At least 20 host faults, each a different defect.
+#[test]
+fn the_mutation_set_has_at_least_twenty_host_faults() {
+    assert!(HostFaults::NAMES.len() >= 20, "{}", HostFaults::NAMES.len());
+    let mut names = HostFaults::NAMES.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), HostFaults::NAMES.len());
 }
 
+/// Each broken host fails the checks for its class; every fault is in the table.
 #[tokio::test]
-async fn v09_catches_a_host_that_reopens_after_reconnect() {
-    assert_caught(
-        HostFaults {
-            reopen_after_reconnect: true,
-            ..HostFaults::default()
-        },
-        &["v09"],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn v04_catches_a_host_that_applies_a_stale_rev() {
-    assert_caught(
-        HostFaults {
-            apply_stale_rev: true,
-            ..HostFaults::default()
-        },
-        &["v04"],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn v13_catches_a_host_that_tells_an_ended_id_twice() {
-    assert_caught(
-        HostFaults {
-            tell_ended_twice: true,
-            ..HostFaults::default()
-        },
-        &["v13"],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn s13_every_host_check_fails_against_its_broken_host() {
-    let d = HostFaults::default;
-    let cases: Vec<(HostFaults, &[&str])> = vec![
-        (
-            HostFaults {
-                no_recovery: true,
-                ..d()
-            },
-            &["v12", "v29", "h18"],
-        ),
-        (
-            HostFaults {
-                open_undeclared: true,
-                ..d()
-            },
-            &["v10", "h29"],
-        ),
-        (
-            HostFaults {
-                no_instance_meta: true,
-                ..d()
-            },
-            &["h64", "v05"],
-        ),
-        (
-            HostFaults {
-                skip_tools_list: true,
-                ..d()
-            },
-            &["h28"],
-        ),
-        (
-            HostFaults {
-                first_page_only: true,
-                ..d()
-            },
-            &["h01"],
-        ),
-        (
-            HostFaults {
-                ignore_server_hints_flag: true,
-                ..d()
-            },
-            &["h12"],
-        ),
-        (
-            HostFaults {
-                no_proposed_name: true,
-                ..d()
-            },
-            &["h59"],
-        ),
-        (
-            HostFaults {
-                take_definition_name: true,
-                ..d()
-            },
-            &["v20"],
-        ),
-        (
-            HostFaults {
-                trust_static_claim: true,
-                ..d()
-            },
-            &["v21"],
-        ),
-        (
-            HostFaults {
-                ignore_push_hints: true,
-                ..d()
-            },
-            &["v11"],
-        ),
-        (
-            HostFaults {
-                give_up_recovery: true,
-                ..d()
-            },
-            &["h25"],
-        ),
+async fn s13_every_host_fault_fails_the_checks_for_its_class() {
+    let cases: &[(&str, &[&str])] = &[
+        ("reopen_after_reconnect", &["v09"]),
+        ("apply_stale_rev", &["v04"]),
+        ("tell_ended_twice", &["v13"]),
+        ("no_recovery", &["v12", "v29", "h18"]),
+        ("open_undeclared", &["v10", "h29"]),
+        ("no_instance_meta", &["h64", "v05"]),
+        ("skip_tools_list", &["h28"]),
+        ("first_page_only", &["h01"]),
+        ("ignore_server_hints_flag", &["h12"]),
+        ("no_proposed_name", &["h59"]),
+        ("take_definition_name", &["v20"]),
+        ("trust_static_claim", &["v21"]),
+        ("ignore_push_hints", &["v11"]),
+        ("give_up_recovery", &["h25"]),
+        ("ignore_foreign_opens", &["v14"]),
+        ("ignore_manifest_changed", &["v31"]),
+        ("merge_statement", &["v37"]),
+        ("drop_late_answers", &["v35"]),
+        ("never_gate", &["v10", "v11", "v14", "v31", "v35"]),
+        ("loose_instances", &["v14", "v35"]),
+        ("never_reconnect", &["v09", "v13"]),
+        ("ignore_tools_hints", &["v14"]),
+        ("never_tell_ended", &["v13"]),
+        ("recover_tools_only", &["v12"]),
+        ("recover_on_early_rev", &["v36"]),
+        ("defer_push_hints", &["v24"]),
+        ("coalesce_hints", &["v19"]),
+        ("gate_statement", &["v25"]),
     ];
-    for (faults, checks) in cases {
-        assert_caught(faults, checks).await;
+    let mapped: Vec<&str> = cases.iter().map(|(n, _)| *n).collect();
+    for name in HostFaults::NAMES {
+        assert!(mapped.contains(name), "{name} has no class in this table");
     }
+    let mut missed = Vec::new();
+    for (name, checks) in cases {
+        let faults = HostFaults::default().with(name).expect("a known fault");
+        let report = run_with(faults, checks, Duration::from_secs(1)).await;
+        for id in *checks {
+            let c = report.get(id).expect("the check ran");
+            if !matches!(c.outcome, Outcome::Fail { .. }) {
+                missed.push(format!("{id} vs {name}: {:?}", c.outcome));
+            }
+        }
+    }
+    assert!(missed.is_empty(), "{missed:#?}");
 }

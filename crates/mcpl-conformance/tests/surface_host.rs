@@ -39,7 +39,7 @@ async fn s13_surface_host_passes_every_host_check() {
         timeout: Duration::from_secs(10),
         wait: Duration::from_secs(4),
         quiet: Duration::from_millis(200),
-        only: Vec::new(),
+        ..Options::default()
     };
     let report = run_host_suite(HostTarget::Launcher(Arc::new(SurfaceLauncher)), options).await;
     println!("{}", mcpl_conformance::render::table(&report));

@@ -1,6 +1,7 @@
 //! MCPL §17.2: every vector of `conformance/manifest-digest-vectors.json`, one test each.
 //!
-//! The file is read at test time (never transcribed: a copy through an editor can normalize
+//! The file is vendored under `tests/data/` (its source is named in `tests/data/README.md`)
+//! and read at test time (never transcribed: a copy through an editor can normalize
 //! the combining sequence of `unicode-and-json-escapes`). `every_vector_in_the_file_has_a_test`
 //! fails when the file gains a vector this list lacks.
 
@@ -13,8 +14,11 @@ use std::sync::OnceLock;
 
 const VECTORS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/reference/mcpl/conformance/manifest-digest-vectors.json"
+    "/tests/data/manifest-digest-vectors.json"
 );
+
+/// SHA-256 of the vendored copy, as `tests/data/README.md` records it.
+const VECTORS_SHA256: &str = "b4318cb5f2e47fc640509d814536a55166d68be7938903c91e4552a7cc6f0e90";
 
 fn file() -> &'static Value {
     static FILE: OnceLock<Value> = OnceLock::new();
@@ -138,6 +142,20 @@ vectors! { check_sort_vector, SORT_VECTORS:
     s17_2_sort_prefix_is_shortest_first => "prefix-is-shortest-first",
     s17_2_sort_utf8_vs_utf16_divergence_above_bmp => "utf8-vs-utf16-divergence-above-bmp",
     s17_2_sort_utf8_equals_codepoint_order => "utf8-equals-codepoint-order",
+}
+
+#[test]
+fn the_vendored_file_is_the_upstream_copy_byte_for_byte() {
+    let bytes = std::fs::read(VECTORS)
+        .unwrap_or_else(|e| panic!("cannot read the digest vectors at {VECTORS}: {e}"));
+    let hex: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        hex, VECTORS_SHA256,
+        "{VECTORS} differs from the recorded copy"
+    );
 }
 
 #[test]

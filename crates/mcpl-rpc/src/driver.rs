@@ -1,9 +1,9 @@
-//! The per-connection task behind a [`Peer`]: it numbers frames in read order, matches
+//! The per-connection task behind a [`Peer`](crate::Peer): it numbers frames in read order, matches
 //! answers to the requests they answer, expires requests, and writes what the handles send.
 
 use crate::error::RpcError;
 use crate::event::{Event, Responder};
-use crate::peer::{Command, Incoming, IncomingState, Peer, Reply, Shared, Waiter, lock};
+use crate::link::{Command, Incoming, IncomingState, Reply, Shared, Waiter, lock};
 use crate::pending::{Completion, LateReason, Outgoing};
 use crate::transport::{Inbound, Outbound, Transport};
 use mcpl_protocol::frame;
@@ -303,7 +303,7 @@ impl Driver {
         let responder = Responder {
             id: request.id.clone(),
             method: request.method.clone(),
-            peer: Peer { shared },
+            link: shared,
             armed: true,
         };
         self.emit(Event::Request {

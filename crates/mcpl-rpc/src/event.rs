@@ -1,7 +1,7 @@
 //! What the peer hands the application: events in read order, and handles to answer requests.
 
 use crate::error::RpcError;
-use crate::peer::Peer;
+use crate::link::Shared;
 use crate::pending::LateReason;
 use mcpl_protocol::frame::FrameError;
 use mcpl_protocol::jsonrpc::{
@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 #[non_exhaustive]
 pub enum Event {
     /// A request from the other peer. Answer it through `responder` (or disarm the responder
-    /// and answer with [`Peer::respond`] / [`Peer::send`]); MCPL §6.6 says never leave one
+    /// and answer with [`Peer::respond`](crate::Peer::respond) / [`Peer::send`](crate::Peer::send)); MCPL §6.6 says never leave one
     /// unanswered, so a responder dropped unanswered sends `-32603`.
     Request {
         /// Read-order number.
@@ -49,7 +49,7 @@ pub enum Event {
         reason: Option<String>,
     },
     /// A response to no request this peer is tracking: an id this peer did not allocate
-    /// (a sans-IO core that sent its own request with [`Peer::send`]) or an error with
+    /// (a sans-IO core that sent its own request with [`Peer::send`](crate::Peer::send)) or an error with
     /// `"id": null` about a frame of ours the other peer could not read.
     Response {
         /// Read-order number.
@@ -91,7 +91,7 @@ pub enum Event {
 impl Event {
     /// The message this event was read from, for a driver that feeds a sans-IO core: a
     /// late response becomes its response again, a cancellation its notification. A request's
-    /// responder is [disarmed](Responder::disarm), so the core answers with [`Peer::send`].
+    /// responder is [disarmed](Responder::disarm), so the core answers with [`Peer::send`](crate::Peer::send).
     /// `None` for [`Event::BadFrame`] and [`Event::Closed`].
     pub fn into_message(self) -> Option<Message> {
         match self {
@@ -173,7 +173,7 @@ pub struct Answered<T> {
 pub struct Responder {
     pub(crate) id: RequestId,
     pub(crate) method: String,
-    pub(crate) peer: Peer,
+    pub(crate) link: std::sync::Arc<Shared>,
     pub(crate) armed: bool,
 }
 
@@ -192,7 +192,7 @@ impl Responder {
     /// cancelled the request (nothing is sent then).
     pub fn respond(mut self, result: Value) -> Result<(), RpcError> {
         self.armed = false;
-        self.peer.respond(self.id.clone(), Ok(result))
+        self.link.respond(self.id.clone(), Ok(result))
     }
 
     /// Answers with `result` serialized.
@@ -212,7 +212,7 @@ impl Responder {
     /// Answers with an error object.
     pub fn error(mut self, error: ErrorObject) -> Result<(), RpcError> {
         self.armed = false;
-        self.peer.respond(self.id.clone(), Err(error))
+        self.link.respond(self.id.clone(), Err(error))
     }
 
     /// Answers `-32601` naming the method.
@@ -230,14 +230,14 @@ impl Responder {
     /// Sends a notification that belongs to this request (on Streamable HTTP it travels on
     /// the request's own SSE stream when that is open).
     pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), RpcError> {
-        self.peer.send_related(
+        self.link.send_related(
             Message::Notification(Notification::new(method, params)),
             Some(self.id.clone()),
         )
     }
 
-    /// Gives up the drop guard: the caller promises to answer with [`Peer::respond`] or
-    /// [`Peer::send`] (a sans-IO core that writes its own responses).
+    /// Gives up the drop guard: the caller promises to answer with [`Peer::respond`](crate::Peer::respond) or
+    /// [`Peer::send`](crate::Peer::send) (a sans-IO core that writes its own responses).
     pub fn disarm(mut self) -> RequestId {
         self.armed = false;
         self.id.clone()
@@ -247,7 +247,7 @@ impl Responder {
 impl Drop for Responder {
     fn drop(&mut self) {
         if self.armed {
-            self.peer.abandon(self.id.clone());
+            self.link.abandon(self.id.clone());
         }
     }
 }

@@ -74,6 +74,7 @@
 mod driver;
 pub mod error;
 pub mod event;
+mod link;
 pub mod peer;
 mod pending;
 pub mod transport;

@@ -3,13 +3,13 @@
 
 use crate::error::RpcError;
 use crate::event::{Answered, Events};
+use crate::link::{Command, Incoming, Reply, Shared, lock};
 use crate::pending::Outgoing;
-use crate::transport::{Outbound, Transport, TransportKind};
-use mcpl_protocol::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
+use crate::transport::{Transport, TransportKind};
+use mcpl_protocol::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
 use mcpl_protocol::method::{NotificationMethod, RequestMethod};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -62,58 +62,6 @@ impl RequestOptions {
 #[derive(Debug, Clone)]
 pub struct Peer {
     pub(crate) shared: Arc<Shared>,
-}
-
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) commands: mpsc::UnboundedSender<Command>,
-    pub(crate) incoming: Arc<Mutex<Incoming>>,
-    pub(crate) next_id: AtomicI64,
-    pub(crate) kind: TransportKind,
-    pub(crate) default_timeout: Duration,
-}
-
-/// Incoming requests not yet answered, by id.
-#[derive(Debug, Default)]
-pub(crate) struct Incoming {
-    pub(crate) open: HashMap<RequestId, IncomingState>,
-    pub(crate) closed: bool,
-}
-
-#[derive(Debug)]
-pub(crate) enum IncomingState {
-    Open { method: String },
-    Cancelled,
-}
-
-/// What the driver task hands a waiting caller.
-#[derive(Debug)]
-pub(crate) struct Reply {
-    pub(crate) seq: u64,
-    pub(crate) outcome: Result<Value, ErrorObject>,
-}
-
-pub(crate) type Waiter = oneshot::Sender<Result<Reply, RpcError>>;
-
-#[derive(Debug)]
-pub(crate) enum Command {
-    Request {
-        request: Request,
-        timeout: Duration,
-        related: Option<RequestId>,
-        waiter: Waiter,
-    },
-    Cancel {
-        id: RequestId,
-        reason: String,
-    },
-    Write(Outbound),
-    Abandoned {
-        id: RequestId,
-    },
-    Close {
-        done: oneshot::Sender<()>,
-    },
 }
 
 /// A request sent and not yet answered: its id (for [`Peer::cancel`]) and its answer.
@@ -281,11 +229,7 @@ impl Peer {
         message: Message,
         related: Option<RequestId>,
     ) -> Result<(), RpcError> {
-        if let Message::Response(Response { id: Some(id), .. }) = &message {
-            // Whatever answered it, the request is no longer open.
-            self.lock_incoming().open.remove(id);
-        }
-        self.command(Command::Write(Outbound { message, related }))
+        self.shared.send_related(message, related)
     }
 
     /// Answers an incoming request. Fails with [`RpcError::UnknownRequest`] for an id that
@@ -296,28 +240,7 @@ impl Peer {
         id: RequestId,
         outcome: Result<Value, ErrorObject>,
     ) -> Result<(), RpcError> {
-        let state = {
-            let mut incoming = self.lock_incoming();
-            if incoming.closed {
-                return Err(RpcError::Closed { reason: None });
-            }
-            incoming.open.remove(&id)
-        };
-        match state {
-            None => Err(RpcError::UnknownRequest { id }),
-            Some(IncomingState::Cancelled) => Err(RpcError::AnswerSuppressed { id }),
-            Some(IncomingState::Open { .. }) => {
-                let response = Response {
-                    id: Some(id.clone()),
-                    outcome,
-                    extra: Default::default(),
-                };
-                self.command(Command::Write(Outbound {
-                    message: Message::Response(response),
-                    related: Some(id),
-                }))
-            }
-        }
+        self.shared.respond(id, outcome)
     }
 
     /// Closes the connection: pending requests fail with [`RpcError::Closed`], queued
@@ -334,27 +257,13 @@ impl Peer {
         self.lock_incoming().closed || self.shared.commands.is_closed()
     }
 
-    pub(crate) fn abandon(&self, id: RequestId) {
-        let _ = self.command(Command::Abandoned { id });
-    }
-
     fn command(&self, command: Command) -> Result<(), RpcError> {
-        self.shared
-            .commands
-            .send(command)
-            .map_err(|_| RpcError::Closed { reason: None })
+        self.shared.command(command)
     }
 
     fn lock_incoming(&self) -> std::sync::MutexGuard<'_, Incoming> {
         lock(&self.shared.incoming)
     }
-}
-
-pub(crate) fn lock(incoming: &Mutex<Incoming>) -> std::sync::MutexGuard<'_, Incoming> {
-    // The map holds plain data; a panic elsewhere cannot leave it half-changed.
-    incoming
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Params as JSON; a unit type (`()`, JSON `null`) means no params.

@@ -1,5 +1,5 @@
-//! How a [`PrincipalState`] is laid out in Redis: one JSON blob per principal, and each ended
-//! record under a key of its own whose Redis TTL is the record's expiry (§5.3).
+//! How a [`PrincipalState`] is laid out in Redis: one JSON value per principal (its ended
+//! records with their expiry as wall-clock time, §5.3), and the key names.
 
 use mcpl_protocol::rfc014::{EndedRecord, Presence};
 use mcpl_server::{OpenKey, OpenState, PrincipalState, StoredEnd, ToolState};
@@ -20,19 +20,9 @@ impl Keys {
         }
     }
 
-    /// The principal's state blob (everything but ended records).
-    pub(crate) fn state(&self, principal: &str) -> String {
-        format!("{}:state:{principal}", self.prefix)
-    }
-
-    /// The set of the principal's ended-record ids (some may have expired).
-    pub(crate) fn ends(&self, principal: &str) -> String {
-        format!("{}:ends:{principal}", self.prefix)
-    }
-
-    /// One ended record; its TTL is the record's expiry.
-    pub(crate) fn end(&self, principal: &str, id: &str) -> String {
-        format!("{}:end:{id}:{principal}", self.prefix)
+    /// The principal's hash: `v`, its version, and `s`, its state.
+    pub(crate) fn principal(&self, principal: &str) -> String {
+        format!("{}:principal:{principal}", self.prefix)
     }
 
     /// A shared app document ([`crate::Document`]).
@@ -63,10 +53,12 @@ impl Keys {
     }
 }
 
-/// The principal state without its ended records, as stored.
+/// The principal state as stored.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Blob {
     open: Vec<(OpenKey, OpenState)>,
+    #[serde(default)]
+    ended: Vec<EndRow>,
     free: BTreeMap<String, ToolState>,
     presence: BTreeMap<String, Presence>,
     next_ended: u64,
@@ -119,9 +111,24 @@ impl Anchor {
     }
 }
 
+/// `state` as stored: JSON, with expiries as wall-clock time.
+pub(crate) fn encode(state: &PrincipalState, anchor: Anchor) -> String {
+    let (mut blob, ended) = split(state, anchor);
+    blob.ended = ended;
+    serde_json::to_string(&blob).expect("principal state serializes")
+}
+
+/// A stored state read back.
+pub(crate) fn decode(text: &str, anchor: Anchor) -> Result<PrincipalState, serde_json::Error> {
+    let mut blob: Blob = serde_json::from_str(text)?;
+    let ended = std::mem::take(&mut blob.ended);
+    Ok(join(blob, ended, anchor))
+}
+
 /// Splits `state` into its blob and its ended rows.
 pub(crate) fn split(state: &PrincipalState, anchor: Anchor) -> (Blob, Vec<EndRow>) {
     let blob = Blob {
+        ended: Vec::new(),
         open: state
             .open
             .iter()
@@ -188,7 +195,7 @@ mod tests {
         let channel = keys.channel("ada:west");
         assert_eq!(keys.principal_of_channel(&channel), Some("ada:west"));
         assert_eq!(keys.principal_of_channel("other:changes:ada"), None);
-        assert_eq!(keys.principal_of_channel("arcade:state:ada"), None);
+        assert_eq!(keys.principal_of_channel("arcade:principal:ada"), None);
     }
 
     #[test]
@@ -207,9 +214,7 @@ mod tests {
             "phase": "Open"}))
         .unwrap();
         state.open.insert(key.clone(), open);
-        let (blob, rows) = split(&state, anchor);
-        let text = serde_json::to_string(&blob).unwrap();
-        let back = join(serde_json::from_str(&text).unwrap(), rows, anchor);
+        let back = decode(&encode(&state, anchor), anchor).unwrap();
         assert_eq!(back.open[&key].title, "Go 9x9");
         assert_eq!(back.open[&key].tools["play"].visible, Some(false));
         assert!(back.is_open(&key));

@@ -1,12 +1,12 @@
 //! [`Fanout`]: principal changes between replicas over Redis pub/sub.
 
-use crate::codec::Keys;
+use crate::codec::{self, Anchor, Keys};
 use crate::error::Error;
 use crate::store::RedisStore;
 use futures_util::StreamExt;
 use mcpl_protocol::rfc014::{EndedRecord, InstanceName, ToolsetName};
 use mcpl_server::driver::{Handle, Relay};
-use mcpl_server::{OpenKey, Principal, PrincipalChange, PrincipalState, PrincipalStore};
+use mcpl_server::{OpenKey, Principal, PrincipalChange, PrincipalState, PrincipalStore, Versioned};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -25,12 +25,17 @@ struct Wire {
     /// The replica that committed the change; it already delivered it locally.
     replica: u64,
     change: Value,
+    /// The principal's state as stored with the change, and its version, so the other
+    /// replicas' sessions state it without reading Redis again.
+    #[serde(default)]
+    stored: Option<(u64, String)>,
 }
 
 /// The [`Relay`] half: publishes this replica's changes, in commit order.
 struct Publisher {
     replica: u64,
     keys: Keys,
+    anchor: Anchor,
     tx: mpsc::UnboundedSender<(String, String)>,
 }
 
@@ -39,6 +44,9 @@ impl Relay for Publisher {
         let wire = Wire {
             replica: self.replica,
             change: change.to_wire(),
+            stored: change
+                .state()
+                .map(|s| (s.version, codec::encode(&s.state, self.anchor))),
         };
         let payload = serde_json::to_string(&wire).expect("a change serializes");
         let _ = self
@@ -89,6 +97,7 @@ impl Fanout {
         let relay = Publisher {
             replica,
             keys: keys.clone(),
+            anchor: store.anchor(),
             tx,
         };
         if !handle.set_relay(Arc::new(relay)) {
@@ -155,7 +164,19 @@ async fn subscribe(
                     continue;
                 }
                 let principal = Principal::authenticated(principal);
-                if let Some(change) = PrincipalChange::from_wire(principal, wire.change) {
+                if let Some(mut change) = PrincipalChange::from_wire(principal, wire.change) {
+                    if let Some((version, text)) = &wire.stored
+                        && let Ok(state) = codec::decode(text, store.anchor())
+                    {
+                        let stored = Versioned {
+                            state,
+                            version: *version,
+                        };
+                        // What another replica stored is this replica's copy too: after an
+                        // outage, `restore` must not write back an older one.
+                        store.remember(change.principal(), stored.clone());
+                        change = change.with_state(stored);
+                    }
                     handle.deliver(change);
                 }
             }
@@ -170,15 +191,10 @@ async fn subscribe(
                 break fresh;
             }
         };
-        let (restoring, connected) = (store.clone(), handle.connected_principals());
-        match tokio::task::spawn_blocking(move || catch_up(&restoring, connected)).await {
-            Ok(changes) => {
-                tracing::info!(principals = changes.len(), "resubscribed to redis");
-                for change in changes {
-                    handle.deliver(change);
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "catching up after the outage failed"),
+        let changes = catch_up(&store, handle.connected_principals()).await;
+        tracing::info!(principals = changes.len(), "resubscribed to redis");
+        for change in changes {
+            handle.deliver(change);
         }
     }
 }
@@ -187,7 +203,7 @@ async fn subscribe(
 /// a change restating everything that may have changed meanwhile (every toolset or instance
 /// open before or after, or ended since, and every tool outside toolsets with state), so
 /// this replica's hosts converge on Redis's state through ordinary hints.
-fn catch_up(store: &RedisStore, connected: Vec<Principal>) -> Vec<PrincipalChange> {
+async fn catch_up(store: &RedisStore, connected: Vec<Principal>) -> Vec<PrincipalChange> {
     let before: Vec<(Principal, Option<PrincipalState>)> = connected
         .into_iter()
         .filter(|p| !p.ends_at_disconnect())
@@ -196,13 +212,14 @@ fn catch_up(store: &RedisStore, connected: Vec<Principal>) -> Vec<PrincipalChang
             (p, copy)
         })
         .collect();
-    if let Err(e) = store.restore() {
+    if let Err(e) = store.restore().await {
         tracing::warn!(error = %e, "state not restored");
     }
-    before
-        .into_iter()
-        .map(|(principal, old)| {
-            let now = store.get(&principal).unwrap_or_default();
+    let mut changes = Vec::new();
+    for (principal, old) in before {
+        let stored = store.load(&principal).await.unwrap_or_default();
+        let now = &stored.state;
+        {
             let mut keys: BTreeSet<OpenKey> = now.open.keys().cloned().collect();
             let mut free: BTreeSet<String> = now.free.keys().cloned().collect();
             if let Some(old) = &old {
@@ -210,9 +227,11 @@ fn catch_up(store: &RedisStore, connected: Vec<Principal>) -> Vec<PrincipalChang
                 free.extend(old.free.keys().cloned());
             }
             keys.extend(now.ended.iter().filter_map(|e| ended_key(&e.record)));
-            PrincipalChange::restate(principal, keys, free)
-        })
-        .collect()
+            changes
+                .push(PrincipalChange::restate(principal, keys, free).with_state(stored.clone()));
+        }
+    }
+    changes
 }
 
 /// The toolset or instance an ended record names.

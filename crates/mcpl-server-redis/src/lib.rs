@@ -6,71 +6,65 @@
 //! # Design
 //!
 //! **State.** [`RedisStore`] implements `mcpl_server::PrincipalStore`. Each authenticated
-//! principal has one JSON blob (`PREFIX:state:ID`: open toolsets and instances with their
-//! options, titles, phase and per-tool visibility and definitions; free tools; presence
-//! moves; the ended-id and instance-name counters). Each `ended` record is a key of its own
-//! (`PREFIX:end:N:ID`) written with `SET … PXAT expiry`, so Redis expires it, not a sweeper
-//! of ours; `PREFIX:ends:ID` indexes them. Expiries cross processes as wall-clock
-//! milliseconds; each replica maps them to its own `Instant`s. Per-connection principals
-//! never leave their replica and stay in memory.
+//! principal is one hash, `PREFIX:principal:ID`: `s`, its state as JSON (open toolsets and
+//! instances with their options, titles, phase and per-tool visibility and definitions; free
+//! tools; presence moves; ended records with their expiry as wall-clock milliseconds; the
+//! ended-id and instance-name counters), and `v`, its version. `PREFIX:principals` lists
+//! them. Expiries cross processes as wall-clock time; each replica maps them to its own
+//! `Instant`s, and sessions drop expired records (§5.3). Per-connection principals never
+//! leave their replica and stay in memory.
 //!
-//! **Atomicity.** Every `update` is an optimistic transaction: `WATCH` the blob, read, run
-//! the closure on the fresh copy, write with `MULTI`/`EXEC`; an aborted `EXEC` (another
-//! replica wrote first) reruns the closure on the newer copy. There is no client-side lock
-//! across replicas. This needs the closure to be a pure edit of the state it is given, and
-//! `mcpl_server::with_state` now documents that contract (every call site in `mcpl-server`
-//! was checked: each computes only from the state and values it reads). Two replicas opening
-//! the same instance at once: one transaction inserts it, the other reruns, finds it, and
-//! adopts it (§5.2). An id counter that lives in the blob is only ever advanced inside such a
-//! transaction, so ended ids are never reused.
+//! **Atomicity.** Sessions never call the store: they compute a change on the state they
+//! were given and ask for a write set with the version they read. A write is one `EVAL` of a
+//! Lua script: store the new state and bump the version if the stored version is still the
+//! one read, else answer the current state and version. One round trip either way, and no
+//! lock across replicas: on a conflict the driver hands the current state to the session,
+//! which runs its step again. Two replicas opening the same instance at once: one write
+//! marks it opening, the other conflicts, runs again, and finds it (§5.2).
 //!
-//! **Calling Redis from a synchronous seam.** The session core is sans-IO and calls the store
-//! synchronously; the store uses the `redis` crate's blocking connection (one per replica,
-//! and one per document, loopback-fast), so the core stays pure and no runtime is entered
-//! from inside it. A command blocks its tokio worker for one Redis round trip; connecting
-//! and every command time out after two seconds, so an unreachable Redis is an error.
+//! **Async.** Every command goes over one `redis` tokio multiplexed connection per store,
+//! awaited by the driver on the connection's own task, never blocking a worker thread.
+//! Connecting and every command time out after two seconds; a connection left from before a
+//! Redis restart is replaced and the command run once more.
 //!
 //! **Fan-out.** [`Fanout`] sets a `mcpl_server::driver::Relay` on the replica's `Handle`:
 //! every change committed on this replica is published, in commit order, on
-//! `PREFIX:changes:ID` with the replica's id; a pattern subscription receives the other
-//! replicas' changes and hands them to `Handle::deliver`, which gives them to this replica's
-//! sessions of the principal exactly like an in-process change. Each session reads the
-//! current state from Redis and states it on its own next rev, so revs stay consecutive per
-//! connection on every replica.
+//! `PREFIX:changes:ID` with the replica's id and the principal's state as stored with it; a
+//! pattern subscription receives the other replicas' changes and hands them, with that
+//! state, to `Handle::deliver`. Each session takes the state if it is newer than its copy
+//! and states the change on its own next rev, so revs stay consecutive per connection on
+//! every replica, without reading Redis again.
 //!
-//! **Losing Redis.** A replica that cannot reach Redis refuses new opens with an error
-//! saying so (`PrincipalStore::refuse_opens`, which pings Redis before each open), and keeps
-//! serving what it can from its last copy of each principal: listings, calls and closes of
-//! what is open ([`RedisStore::is_available`] turns false; changes made meanwhile stay on
-//! this replica). Its subscriber reconnects and resubscribes when Redis returns; then
-//! [`RedisStore::restore`] writes back the principals a restarted Redis lost (any update of
-//! such a principal does the same), and each principal connected here gets a change that
-//! restates every toolset, instance and free tool that may have changed meanwhile, so its
-//! hosts converge on Redis's state through ordinary hints on their next revs. After a
-//! restart without persistence, the first replica to write a principal back wins.
+//! **Losing Redis.** A write that cannot reach Redis fails; the session runs its step again
+//! with new opens refused, saying the store is unreachable, and keeps its other changes in
+//! its copy until a later write gets through (listings, calls and closes of what is open go
+//! on; [`RedisStore::is_available`] turns false). Reads come from the replica's last copy.
+//! When Redis returns, the subscriber resubscribes, [`RedisStore::restore`] writes back, with
+//! their versions, the principals a restarted Redis lost, and each principal connected here
+//! gets a restatement of everything that may have changed, carrying Redis's state, which
+//! replaces its sessions' copies: the hosts converge through ordinary hints on their next
+//! revs. After a restart without persistence, the first replica to write a principal back
+//! wins.
 //!
-//! **App documents.** State an app keeps itself can be shared the same way:
-//! [`RedisStore::document`] gives a [`Document`], one JSON value at `PREFIX:doc:NAME`
-//! edited by the same optimistic transactions (`WATCH`, read, edit, `MULTI`/`EXEC`, rerun
-//! on abort; a value that did not change is not written). A stored value that does not
-//! parse is an error naming the key, never silently replaced. A document keeps no copy on
-//! the replica: while Redis is away every call is an error (the app decides what to tell
-//! its players), and a Redis restarted without persistence has lost it (`restore` brings
-//! back principal state only). It has a connection of its own and reports reachability to
-//! the store.
+//! **App documents.** State an app keeps itself can be shared too: [`RedisStore::document`]
+//! gives a [`Document`], one JSON value at `PREFIX:doc:NAME` edited by optimistic
+//! transactions (`WATCH`, read, edit, `MULTI`/`EXEC`, rerun on abort; a value that did not
+//! change is not written) over a blocking connection of its own (app code calls it from a
+//! blocking section). Keep one document per game (`PREFIX:doc:game:ID`) so moves of
+//! different games never contend. A stored value that does not parse is an error naming the
+//! key. While Redis is away every call is an error; a Redis restarted without persistence
+//! gets this replica's last copy back on the next update.
 //!
 //! **Shared and not shared.** Shared: open toolsets and instances, titles, options, tool
-//! visibility and definitions, presence moves, ended records, id counters, and app documents
-//! (the arcade's games: boards, seats, challenges and standings live in one document, so any
-//! replica can serve the next move). Not shared: per-connection principals, connection ids
-//! (an `Opener::Host` names a connection of the replica that opened), and work in flight on
-//! a replica (the arcade's bot thinks on the replica that served the move).
+//! visibility and definitions, presence moves, ended records, id counters, and app
+//! documents. Not shared: per-connection principals, connection ids (an `Opener::Host`
+//! names a connection of the replica that opened), and work in flight on a replica.
 //!
 //! # Layout
 //!
-//! - `store`: [`RedisStore`], the `PrincipalStore`.
+//! - `store`: [`RedisStore`], the async `PrincipalStore` (the write and restore scripts).
 //! - `doc`: [`Document`], a shared JSON document of an app's own.
-//! - `link`: one blocking connection with timeouts, reopened after a failure.
+//! - `link`: the documents' blocking connection with timeouts, reopened after a failure.
 //! - `fanout`: [`Fanout`], pub/sub between replicas.
 //! - `codec`: key names and the stored form of a principal's state.
 //! - `error`: [`Error`].

@@ -24,10 +24,6 @@ impl Link {
         }
     }
 
-    pub(crate) fn client(&self) -> &redis::Client {
-        &self.client
-    }
-
     /// Runs `f` on the connection, connecting first if needed. A connection left from before
     /// a Redis restart fails on first use: then `f` runs once more on a fresh one (every `f`
     /// here is a whole read or an optimistic transaction, so it may).

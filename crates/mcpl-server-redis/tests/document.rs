@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::RedisServer;
-use mcpl_server_redis::{Error, RedisStore};
+use common::{RedisServer, store_blocking};
+use mcpl_server_redis::Error;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,8 +27,8 @@ fn raw(redis: &RedisServer) -> redis::Connection {
 #[test]
 fn doc_concurrent_updates_from_two_replicas_lose_no_update() {
     let redis = RedisServer::start();
-    let a = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
-    let b = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
+    let a = Arc::new(store_blocking(&redis.url(), "t"));
+    let b = Arc::new(store_blocking(&redis.url(), "t"));
     let threads: Vec<_> = (0..4)
         .map(|i| {
             let store = if i % 2 == 0 { a.clone() } else { b.clone() };
@@ -56,7 +56,7 @@ fn doc_concurrent_updates_from_two_replicas_lose_no_update() {
 #[test]
 fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
     let redis = RedisServer::start();
-    let store = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
+    let store = Arc::new(store_blocking(&redis.url(), "t"));
     let doc = store.document::<Tally>("games");
     assert_eq!(doc.key(), "t:doc:games");
     assert_eq!(doc.get().unwrap(), Tally::default(), "absent: the default");
@@ -76,7 +76,7 @@ fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
         .unwrap();
     assert_eq!(after, 2);
     // Another replica's handle sees it, and the stored form is plain JSON.
-    let other = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
+    let other = Arc::new(store_blocking(&redis.url(), "t"));
     assert_eq!(other.document::<Tally>("games").get().unwrap().count, 2);
     let text: String = redis::cmd("GET")
         .arg("t:doc:games")
@@ -88,7 +88,7 @@ fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
 #[test]
 fn doc_a_stored_value_that_does_not_parse_is_an_error_naming_the_key_and_is_kept() {
     let redis = RedisServer::start();
-    let store = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
+    let store = Arc::new(store_blocking(&redis.url(), "t"));
     let mut c = raw(&redis);
     let _: () = redis::cmd("SET")
         .arg("t:doc:games")
@@ -120,7 +120,7 @@ fn doc_a_stored_value_that_does_not_parse_is_an_error_naming_the_key_and_is_kept
 #[test]
 fn doc_unreachable_redis_is_an_error_and_a_restarted_redis_gets_the_last_copy_back() {
     let mut redis = RedisServer::start();
-    let store = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
+    let store = Arc::new(store_blocking(&redis.url(), "t"));
     let doc = store.document::<Tally>("games");
     doc.update(|t| t.count = 1).unwrap();
     redis.stop();
@@ -139,7 +139,7 @@ fn doc_unreachable_redis_is_an_error_and_a_restarted_redis_gets_the_last_copy_ba
     // ...but the next update starts from this replica's copy and writes it back.
     doc.update(|t| t.count += 1).unwrap();
     assert_eq!(doc.get().unwrap().count, 2, "nothing was lost");
-    let other = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
+    let other = Arc::new(store_blocking(&redis.url(), "t"));
     assert_eq!(other.document::<Tally>("games").get().unwrap().count, 2);
     assert!(store.is_available());
 }

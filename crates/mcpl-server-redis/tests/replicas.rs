@@ -4,7 +4,9 @@
 mod common;
 
 use common::{RedisServer, Replica};
-use mcpl_server::{OpenKey, OpenState, Principal, PrincipalStore, with_state};
+use mcpl_server::{
+    OpenKey, OpenState, Principal, PrincipalState, PrincipalStore, WriteSet, Written,
+};
 use mcpl_server_redis::RedisStore;
 use serde_json::json;
 use std::sync::Arc;
@@ -19,19 +21,47 @@ fn open_state() -> OpenState {
     .unwrap()
 }
 
-#[test]
-fn s5_2_hundred_parallel_opens_across_two_replicas_open_once_and_adopt_the_rest() {
+/// Runs `edit` on `principal`'s state in `store` as the driver does: read, edit, write if
+/// the version is unchanged, else run again on the state Redis returned. Returns `edit`'s
+/// value from the run that was written, and how many runs were refused.
+async fn commit<R>(
+    store: &RedisStore,
+    principal: &Principal,
+    mut edit: impl FnMut(&mut PrincipalState) -> R,
+) -> (R, u64) {
+    let mut stored = store.load(principal).await.expect("redis answers");
+    let mut conflicts = 0;
+    loop {
+        let mut state = stored.state.clone();
+        let out = edit(&mut state);
+        let write = WriteSet {
+            principal: principal.clone(),
+            read: stored.version,
+            state: Some(state),
+        };
+        match store.write(&write).await.expect("redis answers") {
+            Written::Done { .. } => return (out, conflicts),
+            Written::Conflict(now) => {
+                conflicts += 1;
+                stored = now;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s5_2_hundred_parallel_opens_across_two_replicas_open_once_and_adopt_the_rest() {
     let redis = RedisServer::start();
-    let a = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
-    let b = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
+    let a = Arc::new(RedisStore::open(&redis.url(), "t").await.unwrap());
+    let b = Arc::new(RedisStore::open(&redis.url(), "t").await.unwrap());
     let ada = Principal::authenticated("ada");
-    let threads: Vec<_> = (0..100)
+    let tasks: Vec<_> = (0..100)
         .map(|i| {
             let store = if i % 2 == 0 { a.clone() } else { b.clone() };
             let ada = ada.clone();
-            std::thread::spawn(move || {
+            tokio::spawn(async move {
                 // The shape of `toolsets/open`'s step: open it if absent, else adopt it.
-                with_state(&*store, &ada, |s| match s.open.entry(key("game", "g1")) {
+                commit(&store, &ada, |s| match s.open.entry(key("game", "g1")) {
                     std::collections::btree_map::Entry::Occupied(_) => false,
                     std::collections::btree_map::Entry::Vacant(slot) => {
                         slot.insert(open_state());
@@ -39,41 +69,55 @@ fn s5_2_hundred_parallel_opens_across_two_replicas_open_once_and_adopt_the_rest(
                         true
                     }
                 })
+                .await
+                .0
             })
         })
         .collect();
-    let opened = threads
-        .into_iter()
-        .map(|t| t.join().unwrap())
-        .filter(|&opened| opened)
-        .count();
+    let mut opened = 0;
+    for t in tasks {
+        opened += usize::from(t.await.unwrap());
+    }
     assert_eq!(opened, 1, "exactly one open; the other 99 adopted");
-    let state = b.get(&ada).unwrap();
+    let state = b.load(&ada).await.unwrap().state;
     assert_eq!(state.open.len(), 1);
     assert_eq!(state.next_instance, 1, "no lost or doubled update");
 }
 
-#[test]
-fn s5_6_concurrent_counter_updates_from_two_replicas_lose_nothing() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s5_6_concurrent_counter_updates_from_two_replicas_lose_nothing() {
     let redis = RedisServer::start();
-    let a = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
-    let b = Arc::new(RedisStore::open(&redis.url(), "t").unwrap());
+    let a = Arc::new(RedisStore::open(&redis.url(), "t").await.unwrap());
+    let b = Arc::new(RedisStore::open(&redis.url(), "t").await.unwrap());
     let ada = Principal::authenticated("ada");
-    let threads: Vec<_> = (0..40)
+    let tasks: Vec<_> = (0..40)
         .map(|i| {
             let store = if i % 2 == 0 { a.clone() } else { b.clone() };
             let ada = ada.clone();
-            std::thread::spawn(move || {
+            tokio::spawn(async move {
+                let mut conflicts = 0;
                 for _ in 0..5 {
-                    with_state(&*store, &ada, |s| s.next_ended += 1);
+                    conflicts += commit(&store, &ada, |s| s.next_ended += 1).await.1;
                 }
+                conflicts
             })
         })
         .collect();
-    for t in threads {
-        t.join().unwrap();
+    let mut conflicts = 0;
+    for t in tasks {
+        conflicts += t.await.unwrap();
     }
-    assert_eq!(a.get(&ada).unwrap().next_ended, 200);
+    let stored = a.load(&ada).await.unwrap();
+    assert_eq!(stored.state.next_ended, 200);
+    assert_eq!(
+        stored.version, 200,
+        "one version per write that went through"
+    );
+    assert_eq!(
+        a.writes() + b.writes(),
+        200,
+        "refused writes ({conflicts}) wrote nothing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,54 +159,57 @@ async fn s5_6_open_on_a_seen_on_b_and_move_on_b_pushed_to_a_with_consecutive_rev
     assert_eq!(hints["tools"][0]["visible"], json!(false));
 }
 
-#[test]
-fn s5_3_ended_records_expire_by_redis_key_ttl() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s5_3_ended_records_cross_replicas_with_their_wall_clock_expiry() {
     let redis = RedisServer::start();
-    let a = RedisStore::open(&redis.url(), "t").unwrap();
+    let a = RedisStore::open(&redis.url(), "t").await.unwrap();
+    let b = RedisStore::open(&redis.url(), "t").await.unwrap();
     let ada = Principal::authenticated("ada");
     let expires = std::time::Instant::now() + std::time::Duration::from_secs(3600);
-    with_state(&a, &ada, |s| {
+    commit(&a, &ada, |s| {
         s.next_ended += 1;
         s.ended = vec![mcpl_server::StoredEnd {
-            record: serde_json::from_value(json!({"id": "1", "toolset": "game",
+            record: serde_json::from_value(json!({"id": "e-0", "toolset": "game",
                 "instance": "g1"}))
             .unwrap(),
             expires,
         }];
-    });
-    let mut c = a.client().get_connection().unwrap();
-    let ttl: i64 = redis::cmd("PTTL").arg("t:end:1:ada").query(&mut c).unwrap();
-    assert!(ttl > 3_500_000 && ttl <= 3_600_000, "ttl {ttl}");
-    // Redis drops it when its key expires: the next read no longer lists it.
-    let _: () = redis::cmd("PEXPIRE")
-        .arg("t:end:1:ada")
-        .arg(1)
-        .query(&mut c)
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    let state = a.get(&ada).unwrap();
-    assert!(state.ended.is_empty());
+    })
+    .await;
+    let state = b.load(&ada).await.unwrap().state;
+    assert_eq!(state.ended.len(), 1);
+    assert_eq!(state.ended[0].record.id, "e-0");
+    let off = state.ended[0]
+        .expires
+        .max(expires)
+        .duration_since(state.ended[0].expires.min(expires));
+    assert!(off < std::time::Duration::from_secs(1), "{off:?}");
     assert_eq!(state.next_ended, 1, "the id counter never goes back");
 }
 
-#[test]
-fn s5_6_redis_restart_loses_nothing_open() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s5_6_redis_restart_loses_nothing_open() {
     let mut redis = RedisServer::start();
-    let a = RedisStore::open(&redis.url(), "t").unwrap();
-    let b = RedisStore::open(&redis.url(), "t").unwrap();
+    let a = RedisStore::open(&redis.url(), "t").await.unwrap();
+    let b = RedisStore::open(&redis.url(), "t").await.unwrap();
     let ada = Principal::authenticated("ada");
-    with_state(&a, &ada, |s| {
+    commit(&a, &ada, |s| {
         s.open.insert(key("game", "g1"), open_state());
-    });
+    })
+    .await;
     redis.stop();
     // Unreachable: reads come from the replica's copy, and it says so.
-    assert!(a.get(&ada).unwrap().open.contains_key(&key("game", "g1")));
+    let copy = a.load(&ada).await.unwrap();
+    assert!(copy.state.open.contains_key(&key("game", "g1")));
     assert!(!a.is_available());
     redis.restart();
-    // The restarted Redis is empty (no persistence); the replica writes its copy back.
-    assert_eq!(a.restore().unwrap(), vec![ada.clone()]);
+    // The restarted Redis is empty (no persistence); the replica writes its copy back,
+    // keeping its version, so writes computed from it go through.
+    assert_eq!(a.restore().await.unwrap(), vec![ada.clone()]);
     assert!(a.is_available());
-    assert!(b.get(&ada).unwrap().open.contains_key(&key("game", "g1")));
+    let back = b.load(&ada).await.unwrap();
+    assert!(back.state.open.contains_key(&key("game", "g1")));
+    assert_eq!(back.version, copy.version);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

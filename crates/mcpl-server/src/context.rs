@@ -1,6 +1,6 @@
 //! What app code sees: a [`Context`] per call, and the replies it hands back.
 
-use crate::principal::{ConnectionId, Principal};
+use crate::principal::{CallId, ConnectionId, Principal};
 use crate::update::{Scoped, Update};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
@@ -8,10 +8,6 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Identifies one piece of app work the session asked for ([`crate::Effect::Call`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CallId(pub(crate) u64);
 
 /// The app work a [`crate::Effect::Call`] asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -203,7 +199,6 @@ impl Context {
     }
 
     /// The same principal, connection and scope, with nothing recorded.
-    #[cfg(feature = "tokio")]
     pub(crate) fn blank(&self) -> Context {
         Context {
             principal: self.principal.clone(),
@@ -215,6 +210,16 @@ impl Context {
             others: Vec::new(),
             after_commit: AfterCommit::default(),
             cancelled: self.cancelled.clone(),
+        }
+    }
+
+    /// The same context with everything recorded but the hooks (for a step that runs
+    /// again: the hooks run once, from the first run).
+    pub(crate) fn duplicate(&self) -> Context {
+        Context {
+            own: self.own.clone(),
+            others: self.others.clone(),
+            ..self.blank()
         }
     }
 

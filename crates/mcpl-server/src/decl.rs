@@ -3,7 +3,6 @@
 
 use crate::error::Error;
 use crate::schema::Schema;
-use crate::session::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{
     ManifestToolsetMembers, Presence, Surface, ToolHintsMeta, ToolsetDecl, ToolsetDefault,
@@ -11,6 +10,13 @@ use mcpl_protocol::rfc014::{
 };
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
+
+/// §11: the compatibility tool that opens (or adopts) and makes current.
+pub const TOOLSET_OPEN: &str = "toolset_open";
+/// §11: the compatibility tool that closes.
+pub const TOOLSET_CLOSE: &str = "toolset_close";
+/// §11: the compatibility tool that only chooses among open instances.
+pub const TOOLSET_CHOOSE: &str = "toolset_choose";
 
 /// A tool as the author declares it: its MCP definition plus RFC-014 presence and initial
 /// visibility.

@@ -1,15 +1,23 @@
 //! The tokio driver: runs one [`Session`] per connection over an `mcpl-rpc` [`Peer`], runs app
-//! code for each [`Effect::Call`], and fans principal changes out between connections.
+//! code for each [`Effect::Call`], runs the principal store for each [`Effect::Load`],
+//! [`Effect::Write`] and [`Effect::Apply`], and fans principal changes out between
+//! connections.
 //!
 //! Thin by design: every `if` on RFC-014 state lives in the session core. The driver reads
-//! the clock, feeds events in read order, and writes `Send`s in the order they were polled.
+//! the clock, feeds events in read order, awaits the store (on the connection's own task,
+//! never blocking a worker thread), and writes `Send`s in the order they were polled.
+//! Changes made on the server's initiative ([`Handle::apply`]) are committed in order by one
+//! task per [`Handle`]: read the principal's state, [`Server::apply_to`], write it if its
+//! version is unchanged, and on a conflict run again on the state the store returned.
 
-use crate::context::{Call, CallId, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
+use crate::context::{Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
 use crate::decl::Catalog;
 use crate::error::Error;
+use crate::principal::CallId;
 use crate::principal::{ConnectionId, Identity, Principal};
 use crate::server::Server;
 use crate::session::{Effect, Session};
+use crate::store::{PrincipalState, Versioned, WriteSet, Written};
 use crate::update::{Event, PrincipalChange, Update};
 use mcpl_protocol::jsonrpc::{Message, Notification};
 use mcpl_protocol::mcp::CallToolResult;
@@ -20,8 +28,9 @@ use mcpl_rpc::{Event as RpcEvent, Limits, Peer, PeerConfig, Transport};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::http::StatusCode;
@@ -81,14 +90,58 @@ pub trait Relay: Send + Sync + 'static {
     fn publish(&self, change: &PrincipalChange);
 }
 
+/// Work for the [`Handle`]'s committer task, done in order.
+enum Job {
+    /// Commit an update on the server's initiative; answer on `done` if given.
+    Apply {
+        principal: Principal,
+        update: Update,
+        done: Option<tokio::sync::oneshot::Sender<Result<(), Error>>>,
+    },
+    /// End what is open of removed toolsets for every principal, then announce the new
+    /// declarations to every session.
+    Catalog(crate::server::Removed),
+}
+
 /// The in-process fan-out: each principal's connected sessions, plus an optional [`Relay`]
 /// to other replicas.
-#[derive(Default)]
 struct Hub {
     sessions: Mutex<HashMap<Principal, Vec<(ConnectionId, Inbox)>>>,
     all: Mutex<HashMap<ConnectionId, mpsc::UnboundedSender<Command>>>,
     next_connection: AtomicU64,
-    relay: std::sync::OnceLock<Arc<dyn Relay>>,
+    relay: OnceLock<Arc<dyn Relay>>,
+    /// Where this process's `push/event` ids start: random per process, so ids never repeat
+    /// across processes or restarts.
+    event_prefix: String,
+    /// Writes refused because another writer got in first (each was run again).
+    conflicts: AtomicU64,
+    /// The committer task's queue, started on first use.
+    jobs: OnceLock<mpsc::UnboundedSender<Job>>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Hub {
+            sessions: Mutex::default(),
+            all: Mutex::default(),
+            next_connection: AtomicU64::new(0),
+            relay: OnceLock::new(),
+            event_prefix: process_prefix(),
+            conflicts: AtomicU64::new(0),
+            jobs: OnceLock::new(),
+        }
+    }
+}
+
+/// A random prefix for this process's event ids: 64 bits from the standard library's
+/// per-process random hash keys, with the process id and the time mixed in.
+fn process_prefix() -> String {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    format!("{:016x}", h.finish())
 }
 
 impl Hub {
@@ -150,11 +203,68 @@ impl Handle {
     /// Changes `principal`'s state on the server's initiative and tells every connection of
     /// the principal: on a push that carries the hints when the update has an [`Event`] and
     /// the host granted `pushEvents`, else as `tools/hints` (§6.2). Target an instance with
-    /// [`Update::instance`] and [`Event::about`]. A bad update changes nothing.
+    /// [`Update::instance`] and [`Event::about`]. An update the declarations refuse changes
+    /// nothing and is an `Err` here; the commit itself runs on the handle's committer task,
+    /// in call order (one that only the principal's state refuses is logged). Call it inside
+    /// a tokio runtime.
     pub fn apply(&self, principal: &Principal, update: Update) -> Result<(), Error> {
-        let change = self.server.apply(now(), principal, update)?;
-        self.hub.publish(change);
+        crate::update::check(&self.server.catalog(), &update)?;
+        self.job(Job::Apply {
+            principal: principal.clone(),
+            update,
+            done: None,
+        });
         Ok(())
+    }
+
+    /// [`apply`](Self::apply), waiting until the change is stored and handed to the
+    /// principal's sessions.
+    pub async fn apply_now(&self, principal: &Principal, update: Update) -> Result<(), Error> {
+        crate::update::check(&self.server.catalog(), &update)?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.job(Job::Apply {
+            principal: principal.clone(),
+            update,
+            done: Some(tx),
+        });
+        rx.await
+            .unwrap_or_else(|_| Err(Error::Store("the committer task stopped".into())))
+    }
+
+    /// `principal`'s stored state as its first connection would see it (default-open
+    /// toolsets open). A read: the store is not changed.
+    pub async fn state(&self, principal: &Principal) -> Result<PrincipalState, Error> {
+        let stored = self
+            .server
+            .store()
+            .load(principal)
+            .await
+            .map_err(|e| Error::Store(e.to_string()))?;
+        Ok(self.server.seeded(stored.state))
+    }
+
+    /// How many writes were refused because another writer (another connection, another
+    /// replica) got in first; each was run again on the newer state.
+    pub fn conflicts(&self) -> u64 {
+        self.hub.conflicts.load(Ordering::Relaxed)
+    }
+
+    /// The prefix of this process's `push/event` ids (random per process).
+    pub fn event_prefix(&self) -> &str {
+        &self.hub.event_prefix
+    }
+
+    fn job(&self, job: Job) {
+        let tx = self.hub.jobs.get_or_init(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(commit_jobs(
+                self.server.clone(),
+                Arc::downgrade(&self.hub),
+                rx,
+            ));
+            tx
+        });
+        let _ = tx.send(job);
     }
 
     /// Sets the relay that carries this process's principal changes to other replicas (see
@@ -187,15 +297,11 @@ impl Handle {
     }
 
     /// Replaces the declarations: ends instances of removed toolsets for every principal
-    /// (with ended records and hints) and announces `mcpl/manifestChanged` (vector 31).
+    /// (with ended records and hints) and announces `mcpl/manifestChanged` (vector 31). The
+    /// ends and the announcement run on the committer task, after earlier applies.
     pub fn replace_catalog(&self, catalog: Catalog) {
-        for change in self.server.replace_catalog(now(), catalog) {
-            self.hub.publish(change);
-        }
-        let all = self.hub.all.lock().unwrap_or_else(|p| p.into_inner());
-        for tx in all.values() {
-            let _ = tx.send(Command::Catalog);
-        }
+        let removed = self.server.replace_catalog(catalog);
+        self.job(Job::Catalog(removed));
     }
 
     /// A fresh connection id.
@@ -207,6 +313,133 @@ impl Handle {
     pub fn is_connected(&self, principal: &Principal) -> bool {
         let sessions = self.hub.sessions.lock().unwrap_or_else(|p| p.into_inner());
         sessions.contains_key(principal)
+    }
+}
+
+/// Runs the committer's jobs in order until every handle is gone.
+async fn commit_jobs(
+    server: Server,
+    hub: std::sync::Weak<Hub>,
+    mut jobs: mpsc::UnboundedReceiver<Job>,
+) {
+    while let Some(job) = jobs.recv().await {
+        let Some(hub) = hub.upgrade() else {
+            return;
+        };
+        match job {
+            Job::Apply {
+                principal,
+                update,
+                done,
+            } => {
+                let result = apply(&server, &hub, &principal, &update).await;
+                if let Err(e) = &result {
+                    tracing::warn!(error = %e, %principal, "server update not applied");
+                }
+                if let Some(done) = done {
+                    let _ = done.send(result);
+                }
+            }
+            Job::Catalog(removed) => {
+                if !removed.is_empty() {
+                    end_removed(&server, &hub, &removed).await;
+                }
+                let all = hub.all.lock().unwrap_or_else(|p| p.into_inner());
+                for tx in all.values() {
+                    let _ = tx.send(Command::Catalog);
+                }
+            }
+        }
+    }
+}
+
+/// Reads `principal`'s state, runs `edit` on it and writes it if nobody wrote meanwhile;
+/// on a conflict runs `edit` again on the state the store returned. `edit` returns the
+/// change to publish, or `None` when it changed nothing (then nothing is written).
+async fn commit(
+    server: &Server,
+    hub: &Hub,
+    principal: &Principal,
+    mut edit: impl FnMut(&mut PrincipalState) -> Result<Option<PrincipalChange>, Error>,
+) -> Result<Option<PrincipalChange>, Error> {
+    let store = server.store();
+    let failed = |e: crate::store::StoreError| Error::Store(e.to_string());
+    let mut stored = store.load(principal).await.map_err(failed)?;
+    loop {
+        let mut state = stored.state.clone();
+        let Some(change) = edit(&mut state)? else {
+            return Ok(None);
+        };
+        let write = WriteSet {
+            principal: principal.clone(),
+            read: stored.version,
+            state: Some(state),
+        };
+        match store.write(&write).await.map_err(failed)? {
+            Written::Done { version } => {
+                let state = write.state.expect("written above");
+                return Ok(Some(change.with_state(Versioned { state, version })));
+            }
+            Written::Conflict(now) => {
+                hub.conflicts.fetch_add(1, Ordering::Relaxed);
+                stored = now;
+            }
+        }
+    }
+}
+
+/// Commits `update` for `principal` and hands the change to its sessions (and relay).
+async fn apply(
+    server: &Server,
+    hub: &Hub,
+    principal: &Principal,
+    update: &Update,
+) -> Result<(), Error> {
+    if update.ops.is_empty() {
+        // Only an event or suggestions: nothing to store.
+        let change = PrincipalChange {
+            principal: principal.clone(),
+            origin: None,
+            touches: Vec::new(),
+            event: update.event.clone(),
+            suggest: update.suggest.clone(),
+            state: None,
+            restated: false,
+        };
+        hub.publish(change);
+        return Ok(());
+    }
+    let t = now();
+    let change = commit(server, hub, principal, |state| {
+        server.apply_to(t, principal, state, update).map(Some)
+    })
+    .await?;
+    if let Some(change) = change {
+        hub.publish(change);
+    }
+    Ok(())
+}
+
+/// Ends removed toolsets' instances for every principal in the store (vector 31).
+async fn end_removed(server: &Server, hub: &Hub, removed: &crate::server::Removed) {
+    let principals = match server.store().principals().await {
+        Ok(all) => all,
+        Err(e) => {
+            tracing::warn!(error = %e, "removed toolsets not ended: the store is unreachable");
+            return;
+        }
+    };
+    let t = now();
+    for principal in principals {
+        let ended = commit(server, hub, &principal, |state| {
+            Ok(server.end_removed(t, removed, &principal, state))
+        })
+        .await;
+        match ended {
+            Ok(Some(change)) => hub.publish(change),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, %principal, "removed toolsets not ended"),
+        }
     }
 }
 
@@ -271,8 +504,9 @@ impl<A: App> Runtime<A> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.register(&principal, connection, tx.clone());
         let mut session = self.server.session(principal.clone(), connection, now());
+        session.set_event_prefix(self.hub.event_prefix.clone());
         let result = loop {
-            match self.drain(&mut session, &peer, &tx) {
+            match self.drain(&mut session, &peer, &tx).await {
                 Ok(true) => {}
                 Ok(false) => break Ok(()),
                 Err(e) => break Err(e),
@@ -296,7 +530,7 @@ impl<A: App> Runtime<A> {
         // The client stopped sending, but (on stdio, say) may still read: finish the calls it
         // made so their answers are written, then disconnect.
         while session.calls_in_flight() > 0 && !peer.is_closed() {
-            let _ = self.drain(&mut session, &peer, &tx);
+            let _ = self.drain(&mut session, &peer, &tx).await;
             if session.calls_in_flight() == 0 {
                 break;
             }
@@ -305,11 +539,11 @@ impl<A: App> Runtime<A> {
                 None => break,
             }
         }
-        let _ = self.drain(&mut session, &peer, &tx);
+        let _ = self.drain(&mut session, &peer, &tx).await;
         // §5.6: ends at disconnect run as app calls; finish them before leaving.
         session.handle_disconnect(now());
         loop {
-            let _ = self.drain(&mut session, &peer, &tx);
+            let _ = self.drain(&mut session, &peer, &tx).await;
             if session.calls_in_flight() == 0 {
                 break;
             }
@@ -446,16 +680,39 @@ impl<A: App> Runtime<A> {
         }
     }
 
-    /// Drains the session's effects in order: writes, app calls, publications. `Ok(false)`:
-    /// the session asked to close.
-    fn drain(
+    /// Drains the session's effects in order: store reads and writes, messages, app calls,
+    /// publications. `Ok(false)`: the session asked to close.
+    async fn drain(
         &self,
         session: &mut Session,
         peer: &Peer,
         tx: &mpsc::UnboundedSender<Command>,
     ) -> Result<bool, Error> {
+        let store = self.server.store();
         while let Some(effect) = session.poll_effect() {
             match effect {
+                Effect::Load(principal) => {
+                    let stored = store.load(&principal).await.unwrap_or_else(|e| {
+                        // A write from this empty copy conflicts with what the store really
+                        // holds, and the step then runs again on that.
+                        tracing::warn!(error = %e, %principal, "state not read; starting empty");
+                        Versioned::default()
+                    });
+                    session.handle_state(now(), stored);
+                }
+                Effect::Write(write) => match store.write(&write).await {
+                    Ok(Written::Done { version }) => session.handle_written(now(), version),
+                    Ok(Written::Conflict(stored)) => {
+                        self.hub.conflicts.fetch_add(1, Ordering::Relaxed);
+                        session.handle_conflict(now(), stored);
+                    }
+                    Err(e) => session.handle_store_error(now(), &e.0),
+                },
+                Effect::Apply(principal, update) => {
+                    if let Err(e) = apply(&self.server, &self.hub, &principal, &update).await {
+                        tracing::warn!(error = %e, %principal, "app update for another principal not applied");
+                    }
+                }
                 Effect::Send(message) => peer
                     .send(message)
                     .map_err(|e| Error::Transport(e.to_string()))?,

@@ -1,6 +1,6 @@
 //! The crate's error type, and the one mapping of refusals to JSON-RPC error objects.
 
-use crate::context::CallId;
+use crate::principal::CallId;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 
 /// What can go wrong at the SDK's boundary. A peer's fault never comes back as `Err`: it
@@ -25,6 +25,9 @@ pub enum Error {
         /// The reply kind it needs.
         expected: &'static str,
     },
+    /// The principal store could not be reached (driver only).
+    #[error("store: {0}")]
+    Store(String),
     /// A transport failed (driver only).
     #[error("transport: {0}")]
     Transport(String),

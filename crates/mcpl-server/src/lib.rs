@@ -11,10 +11,13 @@
 //! # The room
 //!
 //! The core ([`Session`], one per connection, and [`Server`], shared) is sans-IO: it never
-//! reads a clock, spawns a task or opens a socket. Messages and `now` come in through
-//! `handle_*`; what to write, what app code to run and what to tell other connections come
-//! out of [`Session::poll_effect`]. It uses `mcpl-protocol` and `jsonschema` only. The tokio
-//! [`driver`] (default feature `tokio`) adds `mcpl-rpc` and runs sessions over stdio,
+//! reads a clock, spawns a task, opens a socket or calls a store. Messages, `now` and the
+//! principal's stored state ([`Versioned`]) come in through `handle_*`; what to write, what
+//! app code to run, what to store ([`Effect::Write`], a [`WriteSet`] with the version it was
+//! computed from) and what to tell other connections come out of [`Session::poll_effect`].
+//! A step whose write conflicts runs again on the state the store returns. It uses
+//! `mcpl-protocol` and `jsonschema` only. The tokio [`driver`] (default feature `tokio`) adds
+//! `mcpl-rpc`, awaits the [`PrincipalStore`] for each session, and runs sessions over stdio,
 //! WebSocket or any other `mcpl_rpc::Transport`.
 //!
 //! # Writing a server
@@ -140,58 +143,69 @@
 //! ```
 //!
 //! Without the driver, feed a [`Session`] yourself: see its docs for the method kinds and the
-//! drain order, and `tests/common/mod.rs` for an in-memory harness.
+//! drain order; answer its [`Effect::Load`] and [`Effect::Write`] from any store (or from a
+//! [`MemoryStore`] in place, with [`MemoryStore::serve`]); and see `tests/common/mod.rs` for
+//! an in-memory harness and `tests/steps.rs` for a session driven with no store at all.
 //!
 //! # Layout
 //!
+//! Modules depend one way (`scripts/check-cycles` checks it), from the bottom up:
+//!
+//! - `principal`: [`Principal`], [`ConnectionId`], [`CallId`], [`Identity`], [`TokenMap`].
+//! - `error`: [`Error`]. `clock`: [`WallClock`] for timestamps without reading a clock.
+//!   `schema`: [`Schema`], argument and option validation with `jsonschema`.
 //! - `decl`: [`Declarations`], [`ToolDef`], [`ToolsetDef`] and the compiled [`Catalog`]
-//!   (with the manifest and its §17.2 revision).
-//! - `principal`: [`Principal`], [`ConnectionId`], [`Identity`], [`TokenMap`].
-//! - `store`: [`PrincipalState`], the [`PrincipalStore`] seam and [`MemoryStore`].
+//!   (with the manifest and its §17.2 revision), and §11's tool names.
+//! - `store`: [`PrincipalState`], [`Versioned`], [`WriteSet`], [`Written`], the async
+//!   [`PrincipalStore`] seam (for drivers) and [`MemoryStore`].
 //! - `update`: [`Update`], [`Scoped`], [`Event`], [`PrincipalChange`]: changes app code
-//!   records, and their commit.
+//!   records, and their pure commit to a state.
 //! - `context`: [`Context`], [`Call`], [`CallKind`], [`Reply`], [`OpenReply`],
 //!   [`CloseReply`], [`Outcome`], [`AfterCommit`].
-//! - `server`: [`Server`] and [`ServerConfig`].
-//! - `session`: the sans-IO [`Session`] and its [`Effect`]s; inside, `carrier` (revs and
-//!   carriers), `statement` (hint entries and full statements), `catalog` (`initialize`,
-//!   `tools/list`, grants, manifest), `toolsets` (`toolsets/*`), `compat` (§11's tools) and `call`
+//! - `shared`: [`ServerConfig`] and what every session shares (declarations, store,
+//!   settings).
+//! - `session`: the sans-IO [`Session`] and its [`Effect`]s; inside, `step` (inputs run as
+//!   steps on the state copy, writes, reruns on conflict), `carrier` (revs and carriers),
+//!   `statement` (hint entries and full statements), `catalog` (`initialize`, `tools/list`,
+//!   grants, manifest), `toolsets` (`toolsets/*`), `compat` (§11's tools) and `call`
 //!   (`tools/call` routing, gating and validation).
-//! - `schema`: [`Schema`], argument and option validation with `jsonschema`.
-//! - `clock`: [`WallClock`] for timestamps without reading a clock.
+//! - `server`: [`Server`]: makes sessions, and the pure commits ([`Server::apply_to`],
+//!   [`Server::end_removed`]) a driver runs between a store read and a write.
+//! - `local`: [`MemoryStore::serve`] and [`MemoryStore::apply_now`], for harnesses that
+//!   answer a session's store effects in place.
 //! - [`driver`] (feature `tokio`): [`driver::App`], [`driver::Handle`] (pushes, catalog
-//!   changes, a [`driver::Relay`] to other replicas) and [`driver::Runtime`] (`serve`, `serve_stdio`, `serve_ws` with a token map).
-//! - [`conformance_fixture`] (feature `tokio`): the conformance suite's fixture contract, to
-//!   add beside a server's own tools (`mcpl arcade --conformance`).
-//! - `error`: [`Error`].
+//!   changes on an ordered committer task, a [`driver::Relay`] to other replicas) and
+//!   [`driver::Runtime`] (`serve`, `serve_stdio`, `serve_ws` with a token map), awaiting the
+//!   store for each session.
 
 mod clock;
-#[cfg(feature = "tokio")]
-pub mod conformance_fixture;
 mod context;
 mod decl;
 #[cfg(feature = "tokio")]
 pub mod driver;
 mod error;
+mod local;
 mod principal;
 mod schema;
 mod server;
 mod session;
+mod shared;
 mod store;
 mod update;
 
 pub use clock::{WallClock, iso8601};
-pub use context::{
-    AfterCommit, Call, CallId, CallKind, CloseReply, Context, OpenReply, Outcome, Reply,
+pub use context::{AfterCommit, Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
+pub use decl::{
+    Catalog, Declarations, TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN, ToolDef, ToolsetDef,
 };
-pub use decl::{Catalog, Declarations, ToolDef, ToolsetDef};
 pub use error::Error;
-pub use principal::{ConnectionId, Identity, Principal, PrincipalScope, TokenMap};
+pub use principal::{CallId, ConnectionId, Identity, Principal, PrincipalScope, TokenMap};
 pub use schema::Schema;
-pub use server::{DEFAULT_ENDED_TTL, Server, ServerConfig};
-pub use session::{Effect, Session, TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
+pub use server::{Removed, Server};
+pub use session::{Effect, Session};
+pub use shared::{DEFAULT_ENDED_TTL, ServerConfig};
 pub use store::{
-    MemoryStore, OpenKey, OpenState, Opener, PrincipalState, PrincipalStore, StoredEnd, ToolState,
-    with_state,
+    MemoryStore, OpenKey, OpenState, Opener, PrincipalState, PrincipalStore, StoreError,
+    StoreFuture, StoredEnd, ToolState, Versioned, WriteSet, Written,
 };
 pub use update::{Event, PrincipalChange, Scoped, Update};

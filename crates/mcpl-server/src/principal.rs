@@ -1,4 +1,5 @@
-//! Principals and connections: who a connection acts for (§5.6, Appendix B.23).
+//! Principals, connections and calls: who a connection acts for (§5.6, Appendix B.23), and
+//! the ids the rest of the crate names things by.
 //!
 //! A principal is never taken from anything the client merely claims. It comes from an
 //! operator-configured [`Identity`]: a token-to-principal map for WebSocket and HTTP, one
@@ -19,6 +20,10 @@ impl fmt::Display for ConnectionId {
         write!(f, "c{}", self.0)
     }
 }
+
+/// Identifies one piece of app work a session asked for ([`crate::Effect::Call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CallId(pub(crate) u64);
 
 /// Whether a principal's toolsets outlive a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,72 +1,28 @@
-//! The shared half of a server: declarations, the principal store and settings. Each
-//! connection's [`Session`] holds a clone.
+//! [`Server`]: a server's declarations, principal store and settings (the `shared` half),
+//! the sessions it makes, and the pure commits a driver runs around store reads and writes.
 
-use crate::clock::WallClock;
 use crate::decl::Catalog;
 use crate::error::Error;
 use crate::principal::{ConnectionId, Principal};
 use crate::session::Session;
-use crate::store::{MemoryStore, OpenKey, PrincipalState, PrincipalStore, with_state};
+use crate::shared::{ServerConfig, Shared};
+use crate::store::{MemoryStore, OpenKey, PrincipalState, PrincipalStore};
 use crate::update::{self, CommitEnv, PrincipalChange, Touch, Update};
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
-
-/// How long ended records stay listed unless configured otherwise (§5.3: an hour).
-pub const DEFAULT_ENDED_TTL: Duration = Duration::from_secs(3600);
-
-/// How many instances one principal may have open at once unless configured otherwise.
-pub(crate) const DEFAULT_MAX_OPEN_INSTANCES: usize = 128;
-
-/// How many `push/event` requests one connection may have unanswered unless configured
-/// otherwise.
-pub(crate) const DEFAULT_MAX_PENDING_EVENTS: usize = 256;
-
-/// Server-wide settings.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// How long an ended record stays in `toolsets/list` (§5.3).
-    pub ended_ttl: Duration,
-    /// Anchors `now` to wall-clock time, for timestamps.
-    pub clock: WallClock,
-    /// The most instances (of instanced toolsets) one principal may have open at once. A
-    /// host's open past it is refused with an error naming the limit; opens of toolsets
-    /// without instances, adoptions and what app code opens itself are not counted against it.
-    pub max_open_instances: usize,
-    /// The most `push/event` requests one connection may have unanswered. Past it, a change
-    /// goes as `tools/hints` without its event (the hints are never held back) and the drop
-    /// is logged; pushes resume as the host answers.
-    pub max_pending_events: usize,
-}
-
-impl ServerConfig {
-    /// Default settings with `clock`.
-    pub fn new(clock: WallClock) -> Self {
-        ServerConfig {
-            ended_ttl: DEFAULT_ENDED_TTL,
-            clock,
-            max_open_instances: DEFAULT_MAX_OPEN_INSTANCES,
-            max_pending_events: DEFAULT_MAX_PENDING_EVENTS,
-        }
-    }
-}
-
-struct Inner {
-    catalog: RwLock<Arc<Catalog>>,
-    store: Arc<dyn PrincipalStore>,
-    config: ServerConfig,
-}
+use mcpl_protocol::rfc014::ToolsetName;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// A server: its declarations, its principal store and its settings. Cheap to clone; every
 /// connection's [`Session`] shares it.
 #[derive(Clone)]
 pub struct Server {
-    inner: Arc<Inner>,
+    inner: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("config", &self.inner.config)
+            .field("config", self.inner.config())
             .finish_non_exhaustive()
     }
 }
@@ -84,107 +40,80 @@ impl Server {
         store: Arc<dyn PrincipalStore>,
     ) -> Self {
         Server {
-            inner: Arc::new(Inner {
-                catalog: RwLock::new(Arc::new(catalog)),
-                store,
-                config,
-            }),
+            inner: Arc::new(Shared::new(catalog, config, store)),
         }
     }
 
     /// The declarations in force.
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.inner
-            .catalog
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.inner.catalog()
     }
 
-    /// The principal store.
-    pub fn store(&self) -> &dyn PrincipalStore {
-        &*self.inner.store
+    /// The principal store (for the driver; the session core never calls it).
+    pub fn store(&self) -> &Arc<dyn PrincipalStore> {
+        self.inner.store()
     }
 
     /// The settings.
     pub fn config(&self) -> &ServerConfig {
-        &self.inner.config
+        self.inner.config()
     }
 
-    /// A session for a new connection of `principal`.
+    /// A session for a new connection of `principal`. Its first effect is
+    /// [`Effect::Load`](crate::Effect::Load): it needs the principal's state before it
+    /// answers anything.
     pub fn session(&self, principal: Principal, connection: ConnectionId, now: Instant) -> Session {
-        Session::new(self.clone(), principal, connection, now)
+        Session::new(self.inner.clone(), principal, connection, now)
     }
 
-    /// A copy of `principal`'s state (for tests, diagnostics and app code that reads it), as
-    /// the principal's first connection would see it: default-open toolsets open. A read:
-    /// the store is not changed, and a principal nobody has served gets no state.
-    pub fn state(&self, principal: &Principal) -> PrincipalState {
-        let mut state = self.store().get(principal).unwrap_or_default();
+    /// `state` as the principal's first connection sees it: default-open toolsets open
+    /// (§5.1). For reading state a store returned.
+    pub fn seeded(&self, mut state: PrincipalState) -> PrincipalState {
         update::seed(&self.catalog(), &mut state);
         state
     }
 
     pub(crate) fn env<'a>(&'a self, catalog: &'a Catalog, now: Instant) -> CommitEnv<'a> {
-        CommitEnv {
-            catalog,
-            now,
-            clock: &self.inner.config.clock,
-            ended_ttl: self.inner.config.ended_ttl,
-        }
+        self.inner.env(catalog, now)
     }
 
-    /// Commits `update` to `principal`'s state on the server's initiative (a bot's move, a
-    /// timer, another principal's action) and returns the change for the driver to hand to
-    /// every session of the principal: they carry it on a push that explains it, or as
-    /// `tools/hints` (§6.2). A bad update changes nothing.
-    pub fn apply(
+    /// Commits `update` to `state`, `principal`'s state as read from the store, on the
+    /// server's initiative (a bot's move, a timer, another principal's action), and returns
+    /// the change for every session of the principal once the caller stored `state`: they
+    /// carry it on a push that explains it, or as `tools/hints` (§6.2). A bad update changes
+    /// nothing. Pure: the driver reads and writes the store around it, and runs it again on
+    /// a fresh copy when another writer got in first.
+    pub fn apply_to(
         &self,
         now: Instant,
         principal: &Principal,
-        update: Update,
-    ) -> Result<PrincipalChange, Error> {
-        self.apply_from(now, principal, update, None)
-    }
-
-    pub(crate) fn apply_from(
-        &self,
-        now: Instant,
-        principal: &Principal,
-        update: Update,
-        origin: Option<ConnectionId>,
+        state: &mut PrincipalState,
+        update: &Update,
     ) -> Result<PrincipalChange, Error> {
         let catalog = self.catalog();
         let env = self.env(&catalog, now);
-        let touches = with_state(self.store(), principal, |s| {
-            update::seed(&catalog, s);
-            update::commit(&env, s, &update)
-        })?;
+        update::seed(&catalog, state);
+        let touches = update::commit(&env, state, update)?;
         Ok(PrincipalChange {
             principal: principal.clone(),
-            origin,
+            origin: None,
             touches,
-            event: update.event,
-            suggest: update.suggest,
+            event: update.event.clone(),
+            suggest: update.suggest.clone(),
+            state: None,
+            restated: false,
         })
     }
 
-    /// Replaces the declarations (vector 31). Open instances of toolsets that were removed, or
-    /// lost or gained `instances`, end for every principal in the store, with `ended`
-    /// records; the returned changes carry those ends to their sessions. Then tell every
-    /// session through [`Session::handle_catalog_change`], which announces
-    /// `mcpl/manifestChanged`.
-    pub fn replace_catalog(&self, now: Instant, catalog: Catalog) -> Vec<PrincipalChange> {
+    /// Replaces the declarations (vector 31) and returns what went: toolsets that were
+    /// removed, or lost or gained `instances`. Their open instances must end for every
+    /// principal with state: run [`end_removed`](Self::end_removed) on each principal's
+    /// stored state, store it, and hand the change to its sessions. Then tell every session
+    /// through [`Session::handle_catalog_change`], which announces `mcpl/manifestChanged`.
+    pub fn replace_catalog(&self, catalog: Catalog) -> Removed {
         let new = Arc::new(catalog);
-        let old = {
-            let mut slot = self
-                .inner
-                .catalog
-                .write()
-                .unwrap_or_else(|p| p.into_inner());
-            std::mem::replace(&mut *slot, new.clone())
-        };
-        let gone: Vec<_> = old
+        let old = self.inner.replace(new.clone());
+        let toolsets = old
             .toolsets
             .values()
             .filter(|t| {
@@ -193,42 +122,66 @@ impl Server {
             })
             .map(|t| t.name.clone())
             .collect();
-        let mut changes = Vec::new();
-        if gone.is_empty() {
-            return changes;
-        }
-        let env = self.env(&old, now);
-        for principal in &self.store().principals() {
-            let touches = with_state(self.store(), principal, |s| {
-                let keys: Vec<OpenKey> = s
-                    .open
-                    .keys()
-                    .filter(|k| gone.contains(&k.toolset))
-                    .cloned()
-                    .collect();
-                let reason = "the server no longer offers this toolset".to_owned();
-                keys.into_iter()
-                    .filter_map(|key| {
-                        let id = update::end(&env, s, &key, Some(reason.clone()))?;
-                        Some(Touch::State {
-                            key,
-                            tools: true,
-                            ended: Some(id),
-                            reason: Some(reason.clone()),
-                        })
-                    })
-                    .collect::<Vec<_>>()
-            });
-            if !touches.is_empty() {
-                changes.push(PrincipalChange {
-                    principal: principal.clone(),
-                    origin: None,
-                    touches,
-                    event: None,
-                    suggest: Vec::new(),
-                });
-            }
-        }
-        changes
+        Removed { toolsets, old }
+    }
+
+    /// Ends, in `state` (`principal`'s stored state), whatever is open of the toolsets
+    /// `removed` names, with `ended` records; the change for the principal's sessions, or
+    /// `None` when nothing of them was open. Pure, like [`apply_to`](Self::apply_to).
+    pub fn end_removed(
+        &self,
+        now: Instant,
+        removed: &Removed,
+        principal: &Principal,
+        state: &mut PrincipalState,
+    ) -> Option<PrincipalChange> {
+        let env = self.env(&removed.old, now);
+        let keys: Vec<OpenKey> = state
+            .open
+            .keys()
+            .filter(|k| removed.toolsets.contains(&k.toolset))
+            .cloned()
+            .collect();
+        let reason = "the server no longer offers this toolset".to_owned();
+        let touches: Vec<Touch> = keys
+            .into_iter()
+            .filter_map(|key| {
+                let id = update::end(&env, state, &key, Some(reason.clone()))?;
+                Some(Touch::State {
+                    key,
+                    tools: true,
+                    ended: Some(id),
+                    reason: Some(reason.clone()),
+                })
+            })
+            .collect();
+        (!touches.is_empty()).then(|| PrincipalChange {
+            principal: principal.clone(),
+            origin: None,
+            touches,
+            event: None,
+            suggest: Vec::new(),
+            state: None,
+            restated: false,
+        })
+    }
+}
+
+/// Toolsets a [`Server::replace_catalog`] took away, with the declarations they had.
+#[derive(Debug, Clone)]
+pub struct Removed {
+    toolsets: Vec<ToolsetName>,
+    old: Arc<Catalog>,
+}
+
+impl Removed {
+    /// Whether nothing went (then no principal's state changes).
+    pub fn is_empty(&self) -> bool {
+        self.toolsets.is_empty()
+    }
+
+    /// The toolsets that went.
+    pub fn toolsets(&self) -> &[ToolsetName] {
+        &self.toolsets
     }
 }

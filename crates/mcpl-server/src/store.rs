@@ -1,14 +1,19 @@
 //! Principal state and the [`PrincipalStore`] seam (§5.6, §14).
 //!
 //! Toolsets belong to the principal, not to a connection: every connection of a principal
-//! reads and changes the same [`PrincipalState`]. [`MemoryStore`] keeps it in this process; a
-//! store for several replicas (`mcpl-server-redis`) implements the same trait.
+//! reads and changes the same [`PrincipalState`]. Sessions never call a store: they take the
+//! state they need as input ([`Versioned`]) and hand changes out as a [`WriteSet`]; the
+//! driver runs [`PrincipalStore`] calls asynchronously. [`MemoryStore`] keeps the states in
+//! this process; a store for several replicas (`mcpl-server-redis`) implements the same
+//! trait.
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{EndedRecord, InstanceName, Presence, ToolsetName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -145,57 +150,75 @@ impl PrincipalState {
     }
 }
 
-/// Where principal state lives. Every method is one atomic step for that principal.
+/// A principal's state as a store holds it, with its version: `0` when the store has none
+/// (reading creates nothing, §5.6: a principal nobody has served has no state), then one
+/// more for every write.
+#[derive(Debug, Clone, Default)]
+pub struct Versioned {
+    /// The state (empty when the store has none).
+    pub state: PrincipalState,
+    /// The version it had when read.
+    pub version: u64,
+}
+
+/// What a session asks its driver to store ([`crate::Effect::Write`]): the principal's new
+/// state, written only if the store still holds the version the session read.
+#[derive(Debug, Clone)]
+pub struct WriteSet {
+    /// Whose state.
+    pub principal: Principal,
+    /// The version the change was computed from.
+    pub read: u64,
+    /// The new state; `None` forgets the principal (a per-connection principal at
+    /// disconnect, §5.6).
+    pub state: Option<PrincipalState>,
+}
+
+/// How a write ended.
+#[derive(Debug, Clone)]
+pub enum Written {
+    /// Stored under this new version.
+    Done {
+        /// The version the state has now.
+        version: u64,
+    },
+    /// Another writer got in first: nothing was written; here is what the store holds now.
+    Conflict(Versioned),
+}
+
+/// The store could not be reached or refused the command; nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the shared principal store is unreachable ({0})")]
+pub struct StoreError(pub String);
+
+/// A store call in flight.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Where principal state lives. Only a driver calls it, asynchronously: the session core
+/// asks for reads and writes through [`crate::Effect::Load`] and [`crate::Effect::Write`]
+/// and never waits on a store.
 ///
-/// The session core calls it synchronously; an implementation backed by a remote engine
-/// either blocks for its round trip (as `mcpl-server-redis` does, over loopback-fast Redis)
-/// or keeps its own cache.
+/// Writes are optimistic: [`write`](Self::write) stores the new state only if the version
+/// is still the one read (one atomic step: a mutex here, a Lua script on Redis), and
+/// otherwise answers [`Written::Conflict`] with the current state, on which the session
+/// runs its step again.
 pub trait PrincipalStore: Send + Sync + 'static {
-    /// Runs `f` on `principal`'s state (created empty if absent), atomically. A store that
-    /// cannot hold a lock across the call (several processes) may run `f` again on a fresh
-    /// copy when another writer got in first; only the last run's edits are kept, so `f`
-    /// must edit only the state it is given.
-    fn update(&self, principal: &Principal, f: &mut dyn FnMut(&mut PrincipalState));
+    /// `principal`'s state and version (empty, version 0, when there is none).
+    fn load<'a>(&'a self, principal: &'a Principal) -> StoreFuture<'a, Versioned>;
 
-    /// Forgets `principal`'s state entirely (a per-connection principal at disconnect).
-    fn remove(&self, principal: &Principal);
-
-    /// A copy of `principal`'s state, or `None` when it has none. Reading creates nothing
-    /// (§5.6: a principal nobody has served has no state), which is why there is no default
-    /// going through [`update`](Self::update).
-    fn get(&self, principal: &Principal) -> Option<PrincipalState>;
+    /// Writes `write` if the stored version is still `write.read`.
+    fn write<'a>(&'a self, write: &'a WriteSet) -> StoreFuture<'a, Written>;
 
     /// Every principal with state (for ends that apply to all, such as a removed toolset).
-    fn principals(&self) -> Vec<Principal>;
-
-    /// Why new opens must be refused now, in words for the host (a store whose engine is
-    /// unreachable cannot make an open visible to the principal's other replicas), or
-    /// `None` to accept them. The default accepts.
-    fn refuse_opens(&self) -> Option<String> {
-        None
-    }
+    fn principals(&self) -> StoreFuture<'_, Vec<Principal>>;
 }
 
-/// Runs `f` on `principal`'s state in `store` and returns its value.
-///
-/// `f` must be a pure edit of the state it is given: a store shared by several processes
-/// (optimistic transactions) may run it more than once, each time on a fresh copy, and
-/// keeps only the last run's edits and value. Every call site in this crate computes from
-/// the state and from values it only reads.
-pub fn with_state<R>(
-    store: &dyn PrincipalStore,
-    principal: &Principal,
-    mut f: impl FnMut(&mut PrincipalState) -> R,
-) -> R {
-    let mut out = None;
-    store.update(principal, &mut |state| out = Some(f(state)));
-    out.expect("PrincipalStore::update must run its closure at least once")
-}
-
-/// The default store: every principal's state in this process, behind one mutex.
+/// The default store: every principal's state in this process, behind one mutex. Its
+/// futures are ready at once, and it can be used without any runtime through
+/// [`load_now`](Self::load_now) and [`write_now`](Self::write_now) (test harnesses).
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    states: Mutex<HashMap<Principal, PrincipalState>>,
+    states: Mutex<HashMap<Principal, Versioned>>,
 }
 
 impl MemoryStore {
@@ -203,30 +226,112 @@ impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Principal, Versioned>> {
+        // A panic elsewhere poisons the lock; the states it guards are whole values.
+        self.states.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `principal`'s state and version, now.
+    pub fn load_now(&self, principal: &Principal) -> Versioned {
+        self.lock().get(principal).cloned().unwrap_or_default()
+    }
+
+    /// Applies `write` now if its version is current.
+    pub fn write_now(&self, write: &WriteSet) -> Written {
+        let mut states = self.lock();
+        let current = states.get(&write.principal).map_or(0, |v| v.version);
+        if current != write.read {
+            let now = states.get(&write.principal).cloned().unwrap_or_default();
+            return Written::Conflict(now);
+        }
+        match &write.state {
+            Some(state) => {
+                let version = current + 1;
+                states.insert(
+                    write.principal.clone(),
+                    Versioned {
+                        state: state.clone(),
+                        version,
+                    },
+                );
+                Written::Done { version }
+            }
+            None => {
+                states.remove(&write.principal);
+                Written::Done { version: 0 }
+            }
+        }
+    }
+
+    /// Every principal with state, in order.
+    pub fn principals_now(&self) -> Vec<Principal> {
+        let mut all: Vec<Principal> = self.lock().keys().cloned().collect();
+        all.sort();
+        all
+    }
 }
 
 impl PrincipalStore for MemoryStore {
-    fn update(&self, principal: &Principal, f: &mut dyn FnMut(&mut PrincipalState)) {
-        // A panic in another session's closure poisons the lock; the state it left is still
-        // a set of values, so carry on with it.
-        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
-        f(states.entry(principal.clone()).or_default());
+    fn load<'a>(&'a self, principal: &'a Principal) -> StoreFuture<'a, Versioned> {
+        Box::pin(std::future::ready(Ok(self.load_now(principal))))
     }
 
-    fn remove(&self, principal: &Principal) {
-        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
-        states.remove(principal);
+    fn write<'a>(&'a self, write: &'a WriteSet) -> StoreFuture<'a, Written> {
+        Box::pin(std::future::ready(Ok(self.write_now(write))))
     }
 
-    fn get(&self, principal: &Principal) -> Option<PrincipalState> {
-        let states = self.states.lock().unwrap_or_else(|p| p.into_inner());
-        states.get(principal).cloned()
+    fn principals(&self) -> StoreFuture<'_, Vec<Principal>> {
+        Box::pin(std::future::ready(Ok(self.principals_now())))
     }
+}
 
-    fn principals(&self) -> Vec<Principal> {
-        let states = self.states.lock().unwrap_or_else(|p| p.into_inner());
-        let mut all: Vec<Principal> = states.keys().cloned().collect();
-        all.sort();
-        all
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s5_6_a_write_from_a_stale_version_changes_nothing_and_returns_the_current_state() {
+        let store = MemoryStore::new();
+        let ada = Principal::authenticated("ada");
+        assert_eq!(store.load_now(&ada).version, 0, "reading creates nothing");
+        assert!(store.principals_now().is_empty());
+        let mut state = PrincipalState {
+            next_instance: 1,
+            ..PrincipalState::default()
+        };
+        let first = WriteSet {
+            principal: ada.clone(),
+            read: 0,
+            state: Some(state.clone()),
+        };
+        assert!(matches!(
+            store.write_now(&first),
+            Written::Done { version: 1 }
+        ));
+        // A second writer that also read version 0 loses, and sees the winner's state.
+        state.next_instance = 9;
+        let stale = WriteSet {
+            principal: ada.clone(),
+            read: 0,
+            state: Some(state),
+        };
+        match store.write_now(&stale) {
+            Written::Conflict(now) => {
+                assert_eq!((now.version, now.state.next_instance), (1, 1));
+            }
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+        assert_eq!(store.load_now(&ada).state.next_instance, 1);
+        let forget = WriteSet {
+            principal: ada.clone(),
+            read: 1,
+            state: None,
+        };
+        assert!(matches!(
+            store.write_now(&forget),
+            Written::Done { version: 0 }
+        ));
+        assert!(store.principals_now().is_empty());
     }
 }

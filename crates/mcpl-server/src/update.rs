@@ -8,7 +8,9 @@ use crate::clock::WallClock;
 use crate::decl::{Catalog, Home};
 use crate::error::Error;
 use crate::principal::{ConnectionId, Principal};
-use crate::store::{OpenKey, OpenState, Opener, Phase, PrincipalState, StoredEnd, ToolState};
+use crate::store::{
+    OpenKey, OpenState, Opener, Phase, PrincipalState, StoredEnd, ToolState, Versioned,
+};
 use mcpl_protocol::mcp::{ContentBlock, Tool};
 use mcpl_protocol::rfc014::{
     EndedRecord, InstanceName, Presence, SuggestAction, SuggestEntry, ToolHintsMeta,
@@ -16,6 +18,7 @@ use mcpl_protocol::rfc014::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Which scope a tool change is about.
@@ -275,9 +278,27 @@ pub struct PrincipalChange {
     pub(crate) touches: Vec<Touch>,
     pub(crate) event: Option<Event>,
     pub(crate) suggest: Vec<SuggestEntry>,
+    /// The principal's state as stored by the commit, when the sender has it.
+    pub(crate) state: Option<Arc<Versioned>>,
+    /// A restatement after an outage ([`PrincipalChange::restate`]): its state replaces the
+    /// session's copy whatever the versions say, changes kept only there included.
+    pub(crate) restated: bool,
 }
 
 impl PrincipalChange {
+    /// Attaches the principal's state as stored with (or after) this change: sessions
+    /// holding an older copy take it before stating the change. A relay attaches what it
+    /// read after receiving a change from another replica.
+    pub fn with_state(mut self, stored: Versioned) -> Self {
+        self.state = Some(Arc::new(stored));
+        self
+    }
+
+    /// The state attached with [`with_state`](Self::with_state).
+    pub fn state(&self) -> Option<&Versioned> {
+        self.state.as_deref()
+    }
+
     /// Whose state changed.
     pub fn principal(&self) -> &Principal {
         &self.principal
@@ -297,7 +318,9 @@ impl PrincipalChange {
     /// toolset or instance in `keys` (open with its title and every tool, or closed) and each
     /// tool outside toolsets in `free` (visibility and definition). For a relay that may have
     /// missed changes (a replica that lost its Redis connection): its connections then get
-    /// the current state as ordinary hint changes on their next revs (§5.6).
+    /// the current state as ordinary hint changes on their next revs (§5.6). Attach the
+    /// state as the store holds it ([`with_state`](Self::with_state)): sessions take it in
+    /// place of their copy, dropping changes they could not store meanwhile.
     pub fn restate(
         principal: Principal,
         keys: impl IntoIterator<Item = OpenKey>,
@@ -323,6 +346,8 @@ impl PrincipalChange {
             touches,
             event: None,
             suggest: Vec::new(),
+            state: None,
+            restated: true,
         }
     }
 
@@ -349,6 +374,8 @@ impl PrincipalChange {
             touches: wire.touches,
             event: wire.event,
             suggest: wire.suggest,
+            state: None,
+            restated: false,
         })
     }
 }
@@ -464,14 +491,17 @@ fn check_tool(catalog: &Catalog, key: &Option<OpenKey>, tool: &str) -> Result<()
     }
 }
 
-/// Checks every op of `update`, then applies them all; a bad op changes nothing.
-pub(crate) fn commit(
-    env: &CommitEnv<'_>,
-    state: &mut PrincipalState,
+/// Checks `update` against the declarations alone (a principal's presence moves aside).
+pub(crate) fn check(catalog: &Catalog, update: &Update) -> Result<(), Error> {
+    resolve(catalog, &PrincipalState::default(), update).map(drop)
+}
+
+/// Resolves every op's scope, checking it against the declarations and `state`.
+fn resolve(
+    cat: &Catalog,
+    state: &PrincipalState,
     update: &Update,
-) -> Result<Vec<Touch>, Error> {
-    let cat = env.catalog;
-    // Pass 1: check, so a bad op changes nothing.
+) -> Result<Vec<Option<OpenKey>>, Error> {
     let mut resolved = Vec::with_capacity(update.ops.len());
     for op in &update.ops {
         let r = match op {
@@ -513,6 +543,18 @@ pub(crate) fn commit(
         };
         resolved.push(r);
     }
+    Ok(resolved)
+}
+
+/// Checks every op of `update`, then applies them all; a bad op changes nothing.
+pub(crate) fn commit(
+    env: &CommitEnv<'_>,
+    state: &mut PrincipalState,
+    update: &Update,
+) -> Result<Vec<Touch>, Error> {
+    let cat = env.catalog;
+    // Pass 1: check, so a bad op changes nothing.
+    let resolved = resolve(cat, state, update)?;
     // Pass 2: apply. Changes to something that is not open are dropped: it closed meanwhile.
     let mut touches = Vec::new();
     for (op, key) in update.ops.iter().zip(resolved) {
@@ -666,6 +708,8 @@ mod tests {
             ],
             event: Some(Event::text("White resigned.").about("game", Some("g1"))),
             suggest: suggest.suggest,
+            state: None,
+            restated: false,
         }
     }
 

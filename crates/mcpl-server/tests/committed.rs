@@ -36,7 +36,8 @@ fn held_play() -> (World, usize, RequestId, Call) {
 }
 
 /// Runs the fixture app for `call` with a hook that counts into `fired`, hands the outcome to
-/// the session and returns every effect it queued, in order (hooks not run).
+/// the session and returns every effect it queued, in order (hooks not run; the write of the
+/// principal's state is served, not returned).
 fn finish(w: &mut World, h: usize, mut call: Call, fired: &Arc<AtomicUsize>) -> Vec<Effect> {
     let fired = fired.clone();
     call.context.after_commit(move || {
@@ -52,7 +53,19 @@ fn finish(w: &mut World, h: usize, mut call: Call, fired: &Arc<AtomicUsize>) -> 
         .session
         .handle_call_done(now, call.id, outcome)
         .expect("the outcome fits");
-    std::iter::from_fn(|| w.conns[h].session.poll_effect()).collect()
+    drain(w, h)
+}
+
+/// Every effect connection `h` queued, in order, serving its writes.
+fn drain(w: &mut World, h: usize) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    while let Some(effect) = w.conns[h].session.poll_effect() {
+        match effect {
+            Effect::Write(write) => w.write(h, &write),
+            other => effects.push(other),
+        }
+    }
+    effects
 }
 
 #[test]

@@ -221,7 +221,7 @@ async fn s5_6_streamable_http_sessions_act_for_the_token_principal() {
     )
     .await;
     assert_eq!(open["_meta"]["mcpl/hints"]["rev"], json!(1));
-    let state = runtime.server().state(&ada());
+    let state = runtime.state(&ada()).await.expect("the store answers");
     assert_eq!(
         state.instances_of("game").len(),
         1,

@@ -24,16 +24,16 @@ fn s6_a_tool_change_arriving_after_its_instance_closed_states_nothing() {
         ToolsetName::parse("game").unwrap(),
         Some(InstanceName::parse("g1").unwrap()),
     );
-    assert!(w.server.state(&ada()).is_open(&g1));
+    assert!(w.state(&ada()).is_open(&g1));
 
     // Committed, then held back on its way to the connection.
     let mut hide = Update::new();
     hide.instance("game", "g1").hide("play");
-    let late = w.server.apply(w.now, &ada(), hide).unwrap();
+    let late = w.commit(&ada(), &hide).unwrap();
     let mut end = Update::new();
     end.instance("game", "g1").end("White resigned.");
     w.apply(&ada(), end);
-    assert!(!w.server.state(&ada()).is_open(&g1));
+    assert!(!w.state(&ada()).is_open(&g1));
     let msgs = w.take(h);
     assert_eq!(revs(&msgs), [2], "the end states g1 closed with its tools");
 
@@ -58,14 +58,14 @@ fn s4_1_a_presence_move_arriving_after_the_tool_joined_a_toolset_is_not_static()
     let h = w.connect(ada(), true, true);
     let mut to_static = Update::new();
     to_static.move_tool("hint", Presence::Static);
-    let late = w.server.apply(w.now, &ada(), to_static).unwrap();
+    let late = w.commit(&ada(), &to_static).unwrap();
 
     let moved = Declarations::new("helper", "2")
         .toolset(ToolsetDef::new("helpers", "Helpers").tool(ToolDef::new("hint", "Get a hint.")))
         .build()
         .unwrap();
     let now = w.now;
-    assert!(w.server.replace_catalog(now, moved).is_empty());
+    assert!(w.server.replace_catalog(moved).is_empty());
     w.conns[h].session.handle_principal_change(now, &late);
     w.drive();
     let msgs = w.take(h);

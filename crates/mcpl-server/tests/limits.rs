@@ -16,8 +16,13 @@ fn world(config: impl FnOnce(&mut ServerConfig)) -> World {
         UNIX_EPOCH + Duration::from_secs(1_769_164_200),
     ));
     config(&mut cfg);
-    let server = Server::new(arcade().build().expect("fixture declarations"), cfg);
-    World::with_server(server, t0)
+    let store = std::sync::Arc::new(mcpl_server::MemoryStore::new());
+    let server = Server::with_store(
+        arcade().build().expect("fixture declarations"),
+        cfg,
+        store.clone(),
+    );
+    World::with_server(server, store, t0)
 }
 
 fn open(w: &mut World, c: usize, instance: &str) -> Result<serde_json::Value, String> {

@@ -23,7 +23,7 @@ fn open(w: &mut World, c: usize, instance: &str) -> Value {
 
 /// A debug rendering of a principal's open state, to compare before and after.
 fn snapshot(w: &World, p: &Principal) -> String {
-    let s = w.server.state(p);
+    let s = w.state(p);
     format!("{:?} {:?} {}", s.open, s.free, s.ended.len())
 }
 
@@ -180,8 +180,7 @@ fn s5_2_an_instance_on_a_toolset_without_instances_is_refused() {
     assert_eq!(err.code, -32602);
     assert!(err.message.contains("has no instances"), "{}", err.message);
     assert!(
-        !w.server
-            .state(&ada())
+        !w.state(&ada())
             .open
             .keys()
             .any(|k| k.toolset.as_str() == "notes")
@@ -200,7 +199,7 @@ fn s5_2_unnamed_opens_get_distinct_server_chosen_names() {
         .unwrap();
     assert_eq!(a["instance"], json!("game-1"));
     assert_eq!(b["instance"], json!("game-2"));
-    assert_eq!(w.server.state(&ada()).instances_of("game").len(), 2);
+    assert_eq!(w.state(&ada()).instances_of("game").len(), 2);
 }
 
 #[test]
@@ -295,8 +294,9 @@ fn s5_3_ended_records_are_kept_a_configurable_time_with_fresh_ids() {
     let t0 = Instant::now();
     let mut config = ServerConfig::new(WallClock::new(t0, UNIX_EPOCH));
     config.ended_ttl = Duration::from_secs(60);
-    let server = Server::new(arcade().build().unwrap(), config);
-    let mut w = World::with_server(server, t0);
+    let store = std::sync::Arc::new(mcpl_server::MemoryStore::new());
+    let server = Server::with_store(arcade().build().unwrap(), config, store.clone());
+    let mut w = World::with_server(server, store, t0);
     let h = w.connect(ada(), true, true);
     for name in ["g1", "g2"] {
         open(&mut w, h, name);
@@ -440,7 +440,7 @@ fn s5_6_a_per_connection_principal_ends_its_toolsets_at_disconnect() {
         kinds.contains(&CallKind::Close { disconnect: true }),
         "{kinds:?}"
     );
-    assert!(w.server.state(&p).instances_of("game").is_empty());
+    assert!(w.state(&p).instances_of("game").is_empty());
     w.complete_held(0);
     assert!(w.take(h).is_empty(), "nothing is written after disconnect");
 }
@@ -518,7 +518,7 @@ fn app_updates_that_break_the_declarations_change_nothing() {
     let mut u = Update::new();
     u.tools().show("hint");
     u.instance("game", "g1").show("nope");
-    let err = w.server.apply(w.now, &ada(), u).unwrap_err();
+    let err = w.commit(&ada(), &u).unwrap_err();
     assert!(err.to_string().contains("unknown tool `nope`"), "{err}");
     assert_eq!(snapshot(&w, &ada()), before);
 }
@@ -572,7 +572,7 @@ fn s5_2_an_instance_the_server_ends_while_it_opens_is_reported_not_opened() {
         err.message,
         "instance `g1` of `game` ended while it was being opened"
     );
-    assert!(w.server.state(&ada()).instances_of("game").is_empty());
+    assert!(w.state(&ada()).instances_of("game").is_empty());
 }
 
 #[test]
@@ -595,7 +595,7 @@ fn s5_6_a_call_finishing_after_disconnect_leaves_no_state_for_a_per_connection_p
         w.complete_held(0);
     }
     assert!(
-        !w.server.store().principals().contains(&p),
+        !w.store.principals_now().contains(&p),
         "the per-connection principal's state is gone"
     );
 }
@@ -604,11 +604,11 @@ fn s5_6_a_call_finishing_after_disconnect_leaves_no_state_for_a_per_connection_p
 fn s5_6_reading_a_principals_state_creates_none() {
     let w = World::arcade();
     let stranger = Principal::authenticated("stranger");
-    let state = w.server.state(&stranger);
+    let state = w.state(&stranger);
     // It reads as a first connection would see it: default-open toolsets open.
     assert!(state.open.keys().any(|k| k.toolset.as_str() == "tips"));
     assert!(
-        w.server.store().principals().is_empty(),
+        w.store.principals_now().is_empty(),
         "a read changed the store"
     );
 }
@@ -667,7 +667,7 @@ fn s5_6_an_open_finishing_after_disconnect_still_gets_its_cleanup_close() {
     }
     assert_eq!(w.conns[h].session.calls_in_flight(), 0);
     assert!(w.take(h).is_empty(), "nothing is written after disconnect");
-    assert!(!w.server.store().principals().contains(&p));
+    assert!(!w.store.principals_now().contains(&p));
 }
 
 #[test]
@@ -770,13 +770,19 @@ fn s5_6_a_call_that_changes_nothing_publishes_nothing() {
             .session
             .handle_call_done(now, call.id, outcome)
             .expect("the outcome fits");
-        std::iter::from_fn(|| w.conns[h].session.poll_effect())
-            .filter(|e| matches!(e, Effect::Publish(_)))
-            .count()
+        let mut published = 0;
+        while let Some(effect) = w.conns[h].session.poll_effect() {
+            match effect {
+                Effect::Write(write) => w.write(h, &write),
+                Effect::Publish(_) => published += 1,
+                _ => {}
+            }
+        }
+        published
     };
     assert_eq!(publishes(&mut w, "tip", json!({})), 0);
     assert_eq!(publishes(&mut w, "flip", json!({"show": false})), 1);
-    let nothing = w.server.apply(w.now, &ada(), Update::new()).unwrap();
+    let nothing = w.commit(&ada(), &Update::new()).unwrap();
     assert!(nothing.is_empty());
 }
 
@@ -821,8 +827,9 @@ fn s5_3_a_session_asks_to_wake_when_its_first_ended_record_expires() {
     let t0 = Instant::now();
     let mut config = ServerConfig::new(WallClock::new(t0, UNIX_EPOCH));
     config.ended_ttl = Duration::from_secs(60);
-    let server = Server::new(arcade().build().unwrap(), config);
-    let mut w = World::with_server(server, t0);
+    let store = std::sync::Arc::new(mcpl_server::MemoryStore::new());
+    let server = Server::with_store(arcade().build().unwrap(), config, store.clone());
+    let mut w = World::with_server(server, store, t0);
     let h = w.connect(ada(), true, true);
     assert_eq!(w.conns[h].session.poll_timeout(), None, "nothing to expire");
     let close = |w: &mut World, name: &str| {
@@ -845,6 +852,7 @@ fn s5_3_a_session_asks_to_wake_when_its_first_ended_record_expires() {
 
     w.now = first;
     w.conns[h].session.handle_timeout(first);
+    w.drive();
     assert_eq!(
         w.conns[h].session.poll_timeout(),
         Some(first + Duration::from_secs(10)),
@@ -852,6 +860,7 @@ fn s5_3_a_session_asks_to_wake_when_its_first_ended_record_expires() {
     );
     w.now = first + Duration::from_secs(10);
     w.conns[h].session.handle_timeout(w.now);
+    w.drive();
     assert_eq!(w.conns[h].session.poll_timeout(), None);
 }
 
@@ -861,9 +870,18 @@ fn a_catalog_change_before_initialize_is_not_announced() {
     // new declarations in its own initialize.
     let w = World::arcade();
     let mut s = w.server.session(ada(), ConnectionId(7), w.now);
+    // No store at all: the session asks for the principal's state, and gets it by hand.
+    assert!(matches!(s.poll_effect(), Some(Effect::Load(p)) if p == ada()));
+    let seeded = w.server.seeded(Default::default());
+    s.handle_state(
+        w.now,
+        mcpl_server::Versioned {
+            state: seeded,
+            version: 0,
+        },
+    );
     let mut changed = arcade().tool(ToolDef::new("extra", "One more tool."));
-    w.server
-        .replace_catalog(w.now, changed.clone().build().unwrap());
+    w.server.replace_catalog(changed.clone().build().unwrap());
     s.handle_catalog_change(w.now);
     assert!(
         s.poll_effect().is_none(),
@@ -881,7 +899,7 @@ fn a_catalog_change_before_initialize_is_not_announced() {
         Some(Effect::Send(Message::Response(_)))
     ));
     changed = changed.tool(ToolDef::new("another", "And another."));
-    w.server.replace_catalog(w.now, changed.build().unwrap());
+    w.server.replace_catalog(changed.build().unwrap());
     s.handle_catalog_change(w.now);
     let told: Vec<String> = std::iter::from_fn(|| s.poll_effect())
         .filter_map(|e| match e {
@@ -944,7 +962,6 @@ fn s5_2_closing_an_instance_whose_open_is_still_running_closes_nothing() {
     w.complete_held(0);
     assert!(w.response(h, &opening).unwrap().is_ok(), "the open went on");
     let names: Vec<String> = w
-        .server
         .state(&ada())
         .instances_of("game")
         .iter()
@@ -985,7 +1002,7 @@ fn s4_2_a_static_tool_definition_is_not_changed_by_an_update() {
     redefined.description = Some(json!("Challenge someone to chess instead."));
     let mut u = Update::new();
     u.tools().define(redefined);
-    let err = w.server.apply(w.now, &ada(), u).unwrap_err();
+    let err = w.commit(&ada(), &u).unwrap_err();
     assert!(
         err.to_string().contains("tool `challenge` is static"),
         "{err}"
@@ -997,8 +1014,8 @@ fn s4_2_a_static_tool_definition_is_not_changed_by_an_update() {
     hint.description = Some(json!("Get a hint about the opening."));
     let mut u = Update::new();
     u.tools().define(hint.clone());
-    w.server.apply(w.now, &ada(), u).expect("hint is dynamic");
-    let state = w.server.state(&ada());
+    w.commit(&ada(), &u).expect("hint is dynamic");
+    let state = w.state(&ada());
     assert_eq!(state.free["hint"].definition.as_ref(), Some(&hint));
 }
 
@@ -1012,7 +1029,7 @@ fn app_updates_changing_a_tool_outside_its_toolset_are_refused() {
     let before = snapshot(&w, &ada());
     let mut u = Update::new();
     u.toolset("notes").show("tip");
-    let err = w.server.apply(w.now, &ada(), u).unwrap_err();
+    let err = w.commit(&ada(), &u).unwrap_err();
     assert!(
         err.to_string()
             .contains("tool `tip` does not belong to toolset `notes`"),
@@ -1020,7 +1037,7 @@ fn app_updates_changing_a_tool_outside_its_toolset_are_refused() {
     );
     let mut u = Update::new();
     u.instance("game", "g1").hide("note");
-    let err = w.server.apply(w.now, &ada(), u).unwrap_err();
+    let err = w.commit(&ada(), &u).unwrap_err();
     assert!(
         err.to_string()
             .contains("tool `note` does not belong to toolset `game`"),
@@ -1034,8 +1051,9 @@ fn s5_3_ended_records_leave_the_store_when_the_session_times_out() {
     let t0 = Instant::now();
     let mut config = ServerConfig::new(WallClock::new(t0, UNIX_EPOCH));
     config.ended_ttl = Duration::from_secs(60);
-    let server = Server::new(arcade().build().unwrap(), config);
-    let mut w = World::with_server(server, t0);
+    let store = std::sync::Arc::new(mcpl_server::MemoryStore::new());
+    let server = Server::with_store(arcade().build().unwrap(), config, store.clone());
+    let mut w = World::with_server(server, store, t0);
     let h = w.connect(ada(), true, true);
     open(&mut w, h, "g1");
     w.request(
@@ -1045,14 +1063,10 @@ fn s5_3_ended_records_leave_the_store_when_the_session_times_out() {
     )
     .unwrap();
     w.advance(Duration::from_secs(59));
-    assert_eq!(
-        w.server.state(&ada()).ended.len(),
-        1,
-        "kept until it expires"
-    );
+    assert_eq!(w.state(&ada()).ended.len(), 1, "kept until it expires");
     w.advance(Duration::from_secs(1));
     assert!(
-        w.server.state(&ada()).ended.is_empty(),
+        w.state(&ada()).ended.is_empty(),
         "the timeout dropped the expired record"
     );
 }
@@ -1067,10 +1081,15 @@ fn a_published_change_names_the_connection_that_caused_it() {
         json!({"name": "flip", "arguments": {"show": true}}),
     );
     let now = w.now;
+    let store = w.store.clone();
     let session = &mut w.conns[h].session;
     let mut origins = Vec::new();
     while let Some(effect) = session.poll_effect() {
         match effect {
+            Effect::Write(write) => match store.write_now(&write) {
+                mcpl_server::Written::Done { version } => session.handle_written(now, version),
+                mcpl_server::Written::Conflict(stored) => session.handle_conflict(now, stored),
+            },
             Effect::Call(mut call) => {
                 let reply = run_app(&mut call);
                 let outcome = Outcome {
@@ -1087,7 +1106,7 @@ fn a_published_change_names_the_connection_that_caused_it() {
     // A change the server makes on its own comes from no connection.
     let mut u = Update::new();
     u.tools().show("hint");
-    assert_eq!(w.server.apply(now, &ada(), u).unwrap().origin(), None);
+    assert_eq!(w.commit(&ada(), &u).unwrap().origin(), None);
 }
 
 #[test]

@@ -101,7 +101,7 @@ fn s11_toolset_open_adopts_and_makes_current_without_a_second_game() {
         text(&w.call(h, "play", json!({"move": "A1"}), None)),
         "You played A1 in g1."
     );
-    assert_eq!(w.server.state(&ada()).instances_of("game").len(), 2);
+    assert_eq!(w.state(&ada()).instances_of("game").len(), 2);
 }
 
 #[test]
@@ -167,7 +167,6 @@ fn s11_closing_another_instance_keeps_the_current_one() {
     let r = w.call(h, "toolset_close", json!({"toolset": "game"}), None);
     assert!(!is_error(&r), "{r}");
     let open: Vec<String> = w
-        .server
         .state(&ada())
         .instances_of("game")
         .iter()

@@ -222,7 +222,7 @@ fn v09_a_kept_instance_is_listed_after_reconnect_and_reopening_adopts() {
     );
     let again = again.unwrap();
     assert_eq!(again["adopted"], json!(true));
-    assert_eq!(w.server.state(&ada()).instances_of("game").len(), 1);
+    assert_eq!(w.state(&ada()).instances_of("game").len(), 1);
 }
 
 #[test]
@@ -384,7 +384,7 @@ fn v17_reopening_by_name_adopts_and_reports_options_not_applied() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
     open_game(&mut w, h, "vs-bot");
-    let before = w.server.state(&ada()).open.clone();
+    let before = w.state(&ada()).open.clone();
     let rev = w.conns[h].session.rev();
     let r = w
         .request(
@@ -401,7 +401,7 @@ fn v17_reopening_by_name_adopts_and_reports_options_not_applied() {
     assert!(t.contains("Options not applied: {\"size\":19}"), "{t}");
     assert!(t.contains("{\"size\":9}"), "{t}");
     assert_eq!(w.conns[h].session.rev(), rev, "adoption takes no rev");
-    let after = w.server.state(&ada()).open;
+    let after = w.state(&ada()).open;
     assert_eq!(
         format!("{before:?}"),
         format!("{after:?}"),
@@ -428,7 +428,7 @@ fn v18_a_proposed_name_is_used_as_given_or_refused() {
         "{}",
         err.message
     );
-    let names = w.server.state(&ada()).instances_of("game");
+    let names = w.state(&ada()).instances_of("game");
     assert_eq!(
         names.iter().map(|n| n.as_str()).collect::<Vec<_>>(),
         ["My-Game_2"]
@@ -643,10 +643,8 @@ fn v31_removing_a_toolset_closes_its_instances_with_hints_and_ended_records() {
         .build()
         .unwrap();
     let now = w.now;
-    for change in w.server.replace_catalog(now, without_game) {
-        for c in &mut w.conns {
-            c.session.handle_principal_change(now, &change);
-        }
+    for change in w.replace_catalog(without_game) {
+        w.deliver(&change);
     }
     for c in &mut w.conns {
         c.session.handle_catalog_change(now);
@@ -673,7 +671,7 @@ fn v31_removing_a_toolset_closes_its_instances_with_hints_and_ended_records() {
     );
     let list = w.request(h, "toolsets/list", json!({})).unwrap();
     assert_eq!(list["ended"][0]["toolset"], json!("game"));
-    assert!(w.server.state(&ada()).instances_of("game").is_empty());
+    assert!(w.state(&ada()).instances_of("game").is_empty());
 }
 
 #[test]
@@ -722,7 +720,7 @@ fn v34_an_instance_name_that_breaks_the_grammar_is_refused() {
             err.message
         );
     }
-    assert!(w.server.state(&ada()).instances_of("game").is_empty());
+    assert!(w.state(&ada()).instances_of("game").is_empty());
     assert_eq!(w.conns[h].session.rev().get(), 0);
 }
 
@@ -1015,10 +1013,9 @@ fn v31_a_toolset_kept_by_new_declarations_stays_open_and_one_that_gains_instance
         )
         .build()
         .unwrap();
-    let now = w.now;
-    let changes = w.server.replace_catalog(now, changed);
+    let changes = w.replace_catalog(changed);
     assert_eq!(changes.len(), 1, "only ada's notes ended");
-    let state = w.server.state(&ada());
+    let state = w.state(&ada());
     let key = |toolset: &str, instance: Option<&str>| {
         OpenKey::new(
             ToolsetName::parse(toolset).unwrap(),

@@ -1,7 +1,7 @@
 //! A Go engine and bot, with no knowledge of MCPL.
 //!
 //! - `coord`: board sizes, colours, points and their text form (`D4`; no `I`; row 1 at the
-//!   bottom).
+//!   bottom); `checked`: their constructors that refuse bad sizes and points.
 //! - `board`: stones and groups with incremental pseudo-liberties, a Zobrist hash and the
 //!   simple-ko point.
 //! - `rules`: `Game`, one game under area rules with positional superko, passes, resignation
@@ -15,6 +15,7 @@
 
 mod board;
 mod bot;
+mod checked;
 mod coord;
 mod error;
 mod render;

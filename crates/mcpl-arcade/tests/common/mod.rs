@@ -12,8 +12,8 @@ use mcpl_arcade::{
 };
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
 use mcpl_server::{
-    Call, CallKind, ConnectionId, Effect, Outcome, Principal, Reply, Server, ServerConfig, Session,
-    Update, WallClock,
+    Call, CallKind, ConnectionId, Effect, MemoryStore, Outcome, Principal, Reply, Server,
+    ServerConfig, Session, Update, WallClock,
 };
 use serde_json::{Value, json};
 
@@ -28,6 +28,7 @@ pub struct Conn {
 /// The server, the arcade, the hosts and the clock.
 pub struct World {
     pub server: Server,
+    pub store: Arc<MemoryStore>,
     pub arcade: Arcade,
     pub now: Instant,
     pub conns: Vec<Conn>,
@@ -93,8 +94,10 @@ impl World {
         let catalog = declarations()
             .build()
             .expect("the arcade's declarations are valid");
+        let store = Arc::new(MemoryStore::new());
         World {
-            server: Server::new(catalog, ServerConfig::new(clock)),
+            server: Server::with_store(catalog, ServerConfig::new(clock), store.clone()),
+            store,
             arcade: Arcade::with_store(config, games).with_clock(clock),
             now,
             conns: Vec::new(),
@@ -206,8 +209,8 @@ impl World {
     /// Commits an update for `principal` on the server's initiative and fans it out.
     pub fn apply(&mut self, principal: &Principal, update: Update) {
         let change = self
-            .server
-            .apply(self.now, principal, update)
+            .store
+            .apply_now(&self.server, self.now, principal, &update)
             .expect("the arcade's updates fit its declarations");
         for c in &mut self.conns {
             c.session.handle_principal_change(self.now, &change);
@@ -245,7 +248,22 @@ impl World {
             for i in 0..self.conns.len() {
                 while let Some(effect) = self.conns[i].session.poll_effect() {
                     progressed = true;
+                    let Some(effect) =
+                        self.store
+                            .serve(self.now, &mut self.conns[i].session, effect)
+                    else {
+                        continue;
+                    };
                     match effect {
+                        Effect::Apply(principal, update) => {
+                            let change = self
+                                .store
+                                .apply_now(&self.server, self.now, &principal, &update)
+                                .expect("the arcade's updates fit its declarations");
+                            for c in &mut self.conns {
+                                c.session.handle_principal_change(self.now, &change);
+                            }
+                        }
                         Effect::Send(msg) => self.conns[i].written.push(msg),
                         Effect::Call(call) => self.complete(i, *call),
                         Effect::Publish(change) => {

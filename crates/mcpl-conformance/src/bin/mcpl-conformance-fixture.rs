@@ -39,7 +39,12 @@ async fn main() -> ExitCode {
                 };
                 match faults.with(&name) {
                     Some(f) => faults = f,
-                    None => return usage(&format!("unknown fault `{name}`")),
+                    None => {
+                        return usage(&format!(
+                            "unknown fault `{name}`; the faults are {}",
+                            Faults::NAMES.join(", ")
+                        ));
+                    }
                 }
             }
             other => return usage(&format!("unknown argument `{other}`")),

@@ -19,6 +19,10 @@ pub(crate) const META_ACT: &str = "toolsets_act";
 /// The meta-tool that closes a toolset or instance.
 pub(crate) const META_CLOSE: &str = "toolsets_close";
 
+/// How long the agent waits for a meta-tool the server sits on (v35): longer than any host's
+/// own request timeout should be.
+pub(crate) const PATIENCE: Duration = Duration::from_secs(45);
+
 /// The agent's connection to the host under test.
 pub(crate) struct Agent {
     peer: Peer,
@@ -137,6 +141,55 @@ impl Agent {
             x.push(crate::wire::text_of(&result));
         }
         Ok(result)
+    }
+
+    /// Calls a tool the host offers, waiting up to [`PATIENCE`] for its answer.
+    pub async fn call_patiently(&mut self, name: &str, args: Value) -> Step<Value> {
+        let before = self.timeout;
+        self.timeout = PATIENCE.max(before);
+        let result = self.call(name, args).await;
+        self.timeout = before;
+        result
+    }
+
+    /// Starts a call of a tool the host offers without waiting for it, for a check that acts
+    /// on the server while the host's answer is pending; await the handle for the result.
+    pub fn spawn_call(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Step<tokio::task::JoinHandle<Result<Value, String>>> {
+        let method = methods::TOOLS_CALL;
+        let params = json!({"name": name, "arguments": args});
+        let pending = self
+            .peer
+            .start_request(
+                method,
+                Some(params.clone()),
+                RequestOptions::timeout(PATIENCE),
+            )
+            .map_err(|e| Verdict::Fail(format!("cannot send `{method}` to the host: {e}")))?;
+        let id = pending.id().clone();
+        self.record(
+            Direction::Suite,
+            Message::Request(Request::new(id.clone(), method, Some(params))),
+        );
+        let transcript = self.transcript.clone();
+        Ok(tokio::spawn(async move {
+            let answer = pending.wait().await;
+            let (message, out) = match answer {
+                Ok(a) => (Response::ok(id, a.value.clone()), Ok(a.value)),
+                Err(RpcError::Remote { error, .. }) => {
+                    let why = format!("error {}: {}", error.code, error.message);
+                    (Response::error(Some(id), *error), Err(why))
+                }
+                Err(e) => return Err(format!("no answer: {e}")),
+            };
+            let value =
+                serde_json::from_str(&Message::Response(message).to_json()).unwrap_or(Value::Null);
+            transcript.record("agent", Direction::Peer, value);
+            out
+        }))
     }
 
     /// Every text the host showed the agent so far.

@@ -7,7 +7,7 @@ use super::server::{ScriptedServer, World};
 use crate::fixture::REVEALED;
 use crate::target::{HostTarget, Options};
 use crate::transcript::Transcript;
-use crate::verdict::{Step, ensure, fail, skip};
+use crate::verdict::{Step, ensure, fail};
 use mcpl_protocol::methods;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -70,11 +70,13 @@ impl Ctx<'_> {
 }
 
 impl Run {
-    /// Fails unless the host offers the meta-tools the check needs; skips then.
+    /// Fails unless the host offers the meta-tools the check needs.
     pub(super) fn needs(&self, tools: &[&str]) -> Step {
         let missing: Vec<_> = tools.iter().filter(|t| !self.agent.offers(t)).collect();
         if !missing.is_empty() {
-            skip!("the host does not offer the meta-tools {missing:?} the host contract names");
+            fail!(
+                "the host does not offer the meta-tools {missing:?} that the host contract names (docs/CONFORMANCE.md)"
+            );
         }
         Ok(())
     }
@@ -99,6 +101,57 @@ impl Run {
         ensure!(
             tl && ts,
             "{why}: the host should re-read tools/list and toolsets/list (§6.1 recovery); within {wait:?} it re-read tools/list: {tl}, toolsets/list: {ts}"
+        );
+        Ok(())
+    }
+
+    /// A negative check with a sync point, not a quiet window: the agent acts on `tool` with
+    /// `act` (the `toolsets_act` arguments) and the host must refuse it itself. The host can
+    /// answer the agent only after the server answered a call it forwarded, so when the
+    /// answer comes, a forwarded call has already been recorded: the check ends at that
+    /// answer. Each use has a positive control: the same act, once allowed, reaches the server.
+    pub(super) async fn expect_refused(&mut self, tool: &str, act: Value, why: &str) -> Step {
+        let before = calls_of(&self.server, tool);
+        let answer = self.agent.call(super::agent::META_ACT, act.clone()).await?;
+        let after = calls_of(&self.server, tool);
+        ensure!(
+            after == before,
+            "{why}, so the host must hold or refuse the agent's act {act}; it sent tools/call {tool} to the server"
+        );
+        ensure!(
+            crate::wire::is_error(&answer),
+            "{why}; the host's answer to the act {act} should be a refusal (a tool error), it was {}",
+            crate::wire::brief(&answer)
+        );
+        Ok(())
+    }
+
+    /// The positive control of [`Run::expect_refused`]: the agent's act must reach the server
+    /// by the time the host answers it.
+    pub(super) async fn expect_reaches(&mut self, tool: &str, act: Value, why: &str) -> Step {
+        let before = calls_of(&self.server, tool);
+        let answer = self.agent.call(super::agent::META_ACT, act.clone()).await?;
+        ensure!(
+            calls_of(&self.server, tool) > before,
+            "{why}, so the agent's act {act} must reach the server; the host answered {} without sending tools/call {tool}",
+            crate::wire::brief(&answer)
+        );
+        Ok(())
+    }
+
+    /// Fails if the host re-read either list on `conn` since `before` (a recovery).
+    pub(super) fn expect_no_recovery(
+        &self,
+        conn: usize,
+        before: (usize, usize),
+        why: &str,
+    ) -> Step {
+        let now = self.counts(conn);
+        ensure!(
+            now == before,
+            "{why}; the host recovered anyway: tools/list and toolsets/list were read {} and {} more times",
+            now.0 - before.0,
+            now.1 - before.1
         );
         Ok(())
     }

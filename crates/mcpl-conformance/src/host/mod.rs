@@ -6,6 +6,7 @@
 
 mod agent;
 mod checks;
+mod ordering;
 mod recovery;
 mod server;
 mod toolsets;
@@ -14,12 +15,12 @@ use crate::catalog::{HOST_RULES, Rule, Side, VECTORS};
 use crate::report::{CheckResult, Outcome, Report};
 use crate::target::{HostTarget, Options};
 use crate::transcript::Transcript;
-use crate::verdict::{Step, Verdict, skip};
+use crate::verdict::{Step, Verdict, fail};
 use std::time::Instant;
 
-/// Runs every host-side check against the host `target` starts, and reports each vector of
-/// RFC-014 §13 and each host rule in [`HOST_RULES`]: passed, failed (with the messages
-/// exchanged) or skipped with the reason.
+/// Runs every host-side check against the host `target` starts, and reports each host-side
+/// vector of RFC-014 §13 and each host rule in [`HOST_RULES`] ([`host_rules`]): passed, failed
+/// (with the messages exchanged), or not applicable.
 pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
     let mut report = Report::new(Side::Host, target.describe());
     let nonce = std::process::id() % 100_000;
@@ -32,12 +33,8 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
         transcript: preflight.clone(),
         nonce,
     };
-    if let Err(Verdict::Fail(why) | Verdict::Skip(why)) = cx.preflight().await {
-        for rule in VECTORS
-            .iter()
-            .chain(HOST_RULES.iter())
-            .filter(|r| options.selects(r.id))
-        {
+    if let Err(Verdict::Fail(why) | Verdict::NotApplicable(why)) = cx.preflight().await {
+        for rule in host_rules().filter(|r| options.selects(r.id)) {
             let outcome = Outcome::Fail {
                 reason: format!("the host could not be started and connected: {why}"),
                 transcript: preflight.entries(),
@@ -46,11 +43,7 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
         }
         return report;
     }
-    for rule in VECTORS
-        .iter()
-        .chain(HOST_RULES.iter())
-        .filter(|r| options.selects(r.id))
-    {
+    for rule in host_rules().filter(|r| options.selects(r.id)) {
         let started = Instant::now();
         let transcript = Transcript::new();
         let mut cx = checks::Ctx {
@@ -62,7 +55,7 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
         let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
         let outcome = match step {
             Ok(Ok(())) => Outcome::Pass,
-            Ok(Err(Verdict::Skip(reason))) => Outcome::Skipped { reason },
+            Ok(Err(Verdict::NotApplicable(reason))) => Outcome::NotApplicable { reason },
             Ok(Err(Verdict::Fail(reason))) => Outcome::Fail {
                 reason,
                 transcript: transcript.entries(),
@@ -78,11 +71,19 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
     report
 }
 
-/// Vectors whose rules bind only the server.
-const SERVER_ONLY: [&str; 16] = [
-    "v01", "v02", "v06", "v07", "v08", "v16", "v17", "v18", "v22", "v23", "v27", "v28", "v30",
-    "v32", "v33", "v34",
+/// The vectors with a host part the host suite checks.
+pub const HOST_VECTORS: [&str; 18] = [
+    "v04", "v05", "v09", "v10", "v11", "v12", "v13", "v14", "v19", "v20", "v21", "v24", "v25",
+    "v29", "v31", "v35", "v36", "v37",
 ];
+
+/// The rules the host suite reports: its vectors, then [`HOST_RULES`].
+pub fn host_rules() -> impl Iterator<Item = &'static Rule> {
+    VECTORS
+        .iter()
+        .filter(|r| HOST_VECTORS.contains(&r.id))
+        .chain(HOST_RULES.iter())
+}
 
 async fn run_check(rule: &Rule, cx: &mut checks::Ctx<'_>) -> Step {
     match rule.id {
@@ -107,18 +108,10 @@ async fn run_check(rule: &Rule, cx: &mut checks::Ctx<'_>) -> Step {
         "h28" => recovery::h28(cx).await,
         "h29" => toolsets::h29(cx).await,
         "h59" => toolsets::h59(cx).await,
-        id if SERVER_ONLY.contains(&id) => {
-            skip!("a server-side rule: the host has no part in it; run `mcpl conformance server`")
-        }
-        "v03" | "v15" | "v19" | "v24" | "v25" => skip!(
-            "needs the host's internal picture or control over its push decisions beyond what the host contract exposes (toolsets_look output is not standardised yet)"
-        ),
-        "v26" | "v38" => {
-            skip!("about hosts without toolHints: the host suite tests a host with toolHints")
-        }
-        "v36" => skip!(
-            "needs a Streamable HTTP scripted server; the suite's scripted server speaks WebSocket"
-        ),
-        _ => skip!("not a rule the host suite checks"),
+        "v19" => ordering::v19(cx).await,
+        "v24" => ordering::v24(cx).await,
+        "v25" => ordering::v25(cx).await,
+        "v36" => ordering::v36(cx).await,
+        other => fail!("{other} has no host check; the host suite lists only host rules"),
     }
 }

@@ -36,8 +36,16 @@ pub(crate) struct World {
     pub next_auto: u64,
     /// Whether the manifest still declares the flat toolset (vector 31).
     pub flat_declared: bool,
-    /// Hold `toolsets/open` answers until [`Command::Release`] (vector 35).
+    /// Hold `toolsets/open` answers until [`Command::Release`] (vectors 24, 35, 36).
     pub hold_opens: bool,
+    /// Give a held answer's hints their rev when it is released, not when it was asked
+    /// (vector 24: a push's rev comes between).
+    pub stamp_on_release: bool,
+    /// Serve Streamable HTTP instead of WebSocket (vector 36).
+    pub http: bool,
+    /// Hints sent as `tools/hints` just before the next `toolsets/list` answer: a change in
+    /// flight during a recovery (vector 25).
+    pub in_flight: Option<Value>,
 }
 
 impl World {
@@ -54,6 +62,9 @@ impl World {
             next_auto: 1,
             flat_declared: true,
             hold_opens: false,
+            stamp_on_release: false,
+            http: false,
+            in_flight: None,
         }
     }
 }
@@ -97,7 +108,8 @@ pub(crate) struct ScriptedServer {
 }
 
 impl ScriptedServer {
-    /// Binds `127.0.0.1:0` and starts accepting WebSocket connections.
+    /// Binds `127.0.0.1:0` and starts accepting connections: WebSocket, or Streamable HTTP at
+    /// `/mcp` when the world says so.
     pub async fn start(world: World, transcript: &Transcript) -> Result<ScriptedServer, String> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -105,6 +117,7 @@ impl ScriptedServer {
         let addr = listener
             .local_addr()
             .map_err(|e| format!("no local address: {e}"))?;
+        let http = world.http;
         let world = Arc::new(Mutex::new(world));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let revs = Arc::new(Mutex::new(Vec::new()));
@@ -115,14 +128,42 @@ impl ScriptedServer {
             revs.clone(),
             transcript.clone(),
         );
+        let (transports_tx, mut transports) = mpsc::unbounded_channel::<Transport>();
+        if http {
+            let (router, mut sessions) = mcpl_rpc::transport::http::router(
+                "/mcp",
+                mcpl_rpc::transport::http::HttpServerConfig::default(),
+            );
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, router).await;
+            });
+            let tx = transports_tx.clone();
+            tokio::spawn(async move {
+                while let Some(session) = sessions.recv().await {
+                    if tx.send(session.transport).is_err() {
+                        break;
+                    }
+                }
+            });
+        } else {
+            let tx = transports_tx.clone();
+            tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    let Ok((transport, _)) =
+                        mcpl_rpc::transport::ws::accept(stream, Limits::default()).await
+                    else {
+                        continue;
+                    };
+                    if tx.send(transport).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(transports_tx);
         tokio::spawn(async move {
             let mut n = 0;
-            while let Ok((stream, _)) = listener.accept().await {
-                let Ok((transport, _)) =
-                    mcpl_rpc::transport::ws::accept(stream, Limits::default()).await
-                else {
-                    continue;
-                };
+            while let Some(transport) = transports.recv().await {
                 n += 1;
                 let (tx, rx) = mpsc::unbounded_channel();
                 if conn_tx.send(tx).is_err() {
@@ -139,8 +180,13 @@ impl ScriptedServer {
                 ));
             }
         });
+        let url = if http {
+            format!("http://{addr}/mcp")
+        } else {
+            format!("ws://{addr}")
+        };
         Ok(ScriptedServer {
-            url: format!("ws://{addr}"),
+            url,
             world,
             seen,
             revs,
@@ -328,7 +374,15 @@ async fn serve(
                     let _ = peer.notify_value(methods::TOOLS_HINTS, Some(body));
                 }
                 Some(Command::Release) => {
-                    for response in held.drain(..) {
+                    let restamp = world.lock().map(|w| w.stamp_on_release).unwrap_or(false);
+                    for mut response in held.drain(..) {
+                        if let (true, Ok(v)) = (restamp, &mut response.outcome)
+                            && let Some(h) = v.pointer_mut("/_meta/mcpl~1hints")
+                        {
+                            rev += 1;
+                            h["rev"] = json!(rev);
+                            set_rev(rev);
+                        }
                         record(&t, n, Direction::Suite, Message::Response(response.clone()));
                         let _ = peer.send(Message::Response(response));
                     }
@@ -369,6 +423,18 @@ async fn serve(
                     if let Ok(mut s) = seen.lock() {
                         s.push(Seen { conn: n, method: request.method.clone(), params: params.clone() });
                     }
+                    let in_flight = if request.method == methods::TOOLSETS_LIST {
+                        world.lock().ok().and_then(|mut w| w.in_flight.take())
+                    } else {
+                        None
+                    };
+                    if let Some(mut body) = in_flight {
+                        // A change in flight: sent before the list's answer, on its own rev.
+                        rev += 1;
+                        body["rev"] = json!(rev);
+                        record(&t, n, Direction::Suite, Message::Notification(Notification::new(methods::TOOLS_HINTS, Some(body.clone()))));
+                        let _ = peer.notify_value(methods::TOOLS_HINTS, Some(body));
+                    }
                     let outcome = {
                         let mut w = match world.lock() {
                             Ok(w) => w,
@@ -376,10 +442,19 @@ async fn serve(
                         };
                         answer(&request.method, &params, &mut w, &mut rev)
                     };
-                    set_rev(rev);
                     let id = request.id.clone();
-                    let hold = request.method == methods::TOOLSETS_OPEN
-                        && world.lock().map(|w| w.hold_opens).unwrap_or(false);
+                    let (hold, restamp) = world
+                        .lock()
+                        .map(|w| (w.hold_opens, w.stamp_on_release))
+                        .unwrap_or((false, false));
+                    let hold = hold && request.method == methods::TOOLSETS_OPEN;
+                    if let (true, true, Some(Ok(v))) = (hold, restamp, &outcome)
+                        && v.pointer("/_meta/mcpl~1hints").is_some()
+                    {
+                        // The rev is given at release instead.
+                        rev -= 1;
+                    }
+                    set_rev(rev);
                     if let (true, Some(Ok(v))) = (hold, &outcome) {
                         // Answered later, whatever the host does meanwhile (§6.1: late results).
                         held.push(Response::ok(responder.disarm(), v.clone()));

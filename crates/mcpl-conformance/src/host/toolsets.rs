@@ -2,10 +2,10 @@
 //! gates or refuses, changes from elsewhere, removals, and what it tells the agent.
 
 use super::agent::{META_ACT, META_CLOSE, META_OPEN};
-use super::checks::{Ctx, calls_of, reveal};
+use super::checks::{Ctx, reveal};
 use super::server::{Command, World};
 use crate::fixture::{ECHO, FLAT, FLAT_TOOL, GROUP, GROUPED, INSTANCED, REVEAL, REVEALED};
-use crate::verdict::{Step, ensure, fail, skip};
+use crate::verdict::{Step, ensure, fail};
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::check_name;
 use serde_json::{Value, json};
@@ -39,14 +39,12 @@ pub(super) async fn h12(cx: &mut Ctx<'_>) -> Step {
 pub(super) async fn v10(cx: &mut Ctx<'_>) -> Step {
     let mut run = cx.start(World::new()).await?;
     run.needs(&[META_OPEN, META_ACT])?;
-    run.agent
-        .call(META_ACT, json!({"tool": GROUPED, "args": {}}))
-        .await?;
-    if run.call_arrives(GROUPED, cx.quiet()).await.is_some() {
-        fail!(
-            "the undeclared group {GROUP} is closed, so the host must refuse calls to {GROUPED} itself (§5.4)"
-        );
-    }
+    run.expect_refused(
+        GROUPED,
+        json!({"tool": GROUPED, "args": {}}),
+        &format!("the undeclared group {GROUP} is closed (§5.4)"),
+    )
+    .await?;
     run.agent.call(META_OPEN, json!({"toolset": GROUP})).await?;
     run.agent
         .call(META_ACT, json!({"tool": GROUPED, "args": {}}))
@@ -156,6 +154,12 @@ pub(super) async fn h64(cx: &mut Ctx<'_>) -> Step {
 pub(super) async fn v11(cx: &mut Ctx<'_>) -> Step {
     let mut run = cx.start(World::new()).await?;
     run.needs(&[META_ACT])?;
+    run.expect_refused(
+        REVEALED,
+        json!({"tool": REVEALED, "args": {}}),
+        &format!("{REVEALED} is invisible until the push's hints"),
+    )
+    .await?;
     let rev = run.server.rev(1);
     run.server.world.lock().map(|mut w| w.revealed = true).ok();
     run.server.command(Command::Push {
@@ -189,7 +193,9 @@ pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
     run.server.command(Command::Close);
     let wait = cx.wait() * 3;
     let Some(conn) = run.server.next_conn(wait).await else {
-        skip!("the host did not reconnect within {wait:?}; v13 needs a reconnect");
+        fail!(
+            "the host did not reconnect within {wait:?} after the server closed the connection; ended records are told once across reconnects (§5.3), which needs a reconnect"
+        );
     };
     run.expect_recovery(conn, (0, 0), cx.wait(), "after a reconnect")
         .await?;
@@ -201,11 +207,11 @@ pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
         .iter()
         .map(|t| t.matches(&mark).count())
         .sum::<usize>();
-    if told == 0 {
-        skip!(
-            "the host never showed the ended record's reason to the agent (in a meta-tool result or notifications/message), so telling cannot be counted"
-        );
-    }
+    ensure!(
+        told > 0,
+        "the host never told the agent the ended record e-{} (its reason `{mark}` appeared in no meta-tool result or notifications/message); an ended record is told once (§5.3, H48)",
+        cx.nonce
+    );
     ensure!(
         told == 1,
         "the ended record e-{} was told to the agent {told} times across a reconnect; once per id (§5.3, H48)",
@@ -230,15 +236,12 @@ pub(super) async fn v20(cx: &mut Ctx<'_>) -> Step {
             json!({"toolset": INSTANCED, "instance": instance}),
         )
         .await?;
-    run.agent
-        .call(
-            META_ACT,
-            json!({"tool": "cf_evil", "instance": instance, "args": {}}),
-        )
-        .await?;
-    if run.call_arrives("cf_evil", cx.quiet()).await.is_some() {
-        fail!("a hint definition cannot rename a tool (§6): the host called `cf_evil`");
-    }
+    run.expect_refused(
+        "cf_evil",
+        json!({"tool": "cf_evil", "instance": instance, "args": {}}),
+        "a hint definition cannot rename a tool (§6): `cf_evil` is no tool of the server",
+    )
+    .await?;
     run.agent
         .call(
             META_ACT,
@@ -279,6 +282,12 @@ pub(super) async fn v14(cx: &mut Ctx<'_>) -> Step {
     let mut run = cx.start(World::new()).await?;
     run.needs(&[META_ACT])?;
     let instance = format!("elsewhere-{}", cx.nonce);
+    run.expect_refused(
+        ECHO,
+        json!({"tool": ECHO, "instance": instance, "args": {"value": instance}}),
+        &format!("the instance `{instance}` is not open yet"),
+    )
+    .await?;
     run.server
         .world
         .lock()
@@ -343,14 +352,12 @@ pub(super) async fn v31(cx: &mut Ctx<'_>) -> Step {
         "after mcpl/manifestChanged naming toolsets the host must fetch mcpl/manifest before acting on it (§5.1, MCPL §17.3); none within {wait:?}"
     );
     tokio::time::sleep(cx.quiet()).await;
-    run.agent
-        .call(META_ACT, json!({"tool": FLAT_TOOL, "args": {}}))
-        .await?;
-    tokio::time::sleep(cx.quiet()).await;
-    ensure!(
-        calls_of(&run.server, FLAT_TOOL) == 1,
-        "{FLAT}'s declaration was removed, which closes it (§5.1); the host must refuse {FLAT_TOOL} now, yet the call reached the server"
-    );
+    run.expect_refused(
+        FLAT_TOOL,
+        json!({"tool": FLAT_TOOL, "args": {}}),
+        &format!("{FLAT}'s declaration was removed, which closes it (§5.1)"),
+    )
+    .await?;
     run.stop().await;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! tool's behaviour.
 
 use super::session::Session;
-use super::{Internal, open_entries_for, text, tool_error};
+use super::{Internal, open_entries_for, strip_ended, text, tool_error};
 use crate::fixture::*;
 use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::methods;
@@ -75,8 +75,11 @@ impl Session {
                         w.instances.remove(&i);
                         w.record_end(INSTANCED, Some(&i), "the game finished", &faults)
                     };
-                    let body = json!({"toolsets": [{"toolset": INSTANCED, "instance": i, "state": "closed",
+                    let mut body = json!({"toolsets": [{"toolset": INSTANCED, "instance": i, "state": "closed",
                         "ended": id, "reason": "the game finished"}], "tools": open_entries_for(&i, false, self.faults.one_definition)});
+                    if self.faults.close_without_ended_id {
+                        strip_ended(&mut body);
+                    }
                     self.fan_out(body.clone());
                     self.with_hints(json!({"content": text("finished")}), body)
                 }
@@ -167,7 +170,10 @@ impl Session {
                 let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
                 match name.as_str() {
                     COMPAT_OPEN => {
-                        w.instances.entry(i.clone()).or_insert(None);
+                        if !w.instances.contains_key(&i) {
+                            w.instances.insert(i.clone(), None);
+                            w.note_open(&i);
+                        }
                         self.current = Some(i);
                         json!({"content": text("opened")})
                     }

@@ -1,9 +1,9 @@
 //! One connection of the reference fixture: its rev counter, its host's advertisement and
 //! grant, and the answer to every request.
 
-use super::{Faults, Internal, World, invalid, open_entries_for, text};
+use super::{Faults, Internal, World, invalid, open_entries_for, strip_ended, text};
 use crate::fixture::*;
-use mcpl_protocol::jsonrpc::{ErrorObject, RequestId};
+use mcpl_protocol::jsonrpc::{ErrorObject, Message, RequestId, Response};
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::check_name;
 use mcpl_rpc::{Peer, RequestOptions, Responder};
@@ -203,22 +203,49 @@ impl Session {
             methods::TOOLSETS_LIST if self.hinted => Ok(self.toolsets_list()),
             methods::TOOLSETS_OPEN if self.hinted => self.open(&params),
             methods::TOOLSETS_CLOSE if self.hinted => self.close(&params),
-            methods::TOOLS_CALL => match self.call(&params, id, responder) {
-                Some((r, responder)) => {
-                    let _ = responder.respond(r);
-                    return;
+            methods::TOOLS_CALL => {
+                let echo = params.get("name") == Some(&json!(ECHO));
+                match self.call(&params, id, responder) {
+                    Some((r, responder)) if echo && self.faults.string_response_id => {
+                        let id = responder.disarm();
+                        let id = RequestId::String(id.to_string());
+                        let _ = self.peer.send(Message::Response(Response::ok(id, r)));
+                    }
+                    Some((r, responder)) => {
+                        let _ = responder.respond(r);
+                    }
+                    None => {}
                 }
-                None => return,
-            },
+                return;
+            }
             _ => {
                 let _ = responder.method_not_found();
                 return;
             }
         };
-        let _ = match outcome {
-            Ok(v) => responder.respond(v),
-            Err(e) => responder.error(e),
-        };
+        let f = self.faults;
+        match outcome {
+            Ok(v) if method == methods::TOOLSETS_OPEN && f.double_response => {
+                let id = responder.disarm();
+                let _ = self
+                    .peer
+                    .send(Message::Response(Response::ok(id.clone(), v.clone())));
+                let _ = self.peer.send(Message::Response(Response::ok(id, v)));
+            }
+            Ok(v) if method == methods::TOOLSETS_CLOSE && f.wrong_response_id => {
+                let id = match responder.disarm() {
+                    RequestId::Number(n) => RequestId::Number(n + 1),
+                    RequestId::String(s) => RequestId::String(format!("{s}x")),
+                };
+                let _ = self.peer.send(Message::Response(Response::ok(id, v)));
+            }
+            Ok(v) => {
+                let _ = responder.respond(v);
+            }
+            Err(e) => {
+                let _ = responder.error(e);
+            }
+        }
     }
 
     pub(super) fn tools_list(&self) -> Value {
@@ -235,7 +262,11 @@ impl Session {
             ),
             (
                 FLAT_TOOL,
-                json!({"mcpl/toolset": FLAT, "mcpl/visible": w.flat_open}),
+                if self.faults.flat_tool_static {
+                    json!({"mcpl/presence": "static"})
+                } else {
+                    json!({"mcpl/toolset": FLAT, "mcpl/visible": w.flat_open})
+                },
             ),
             (
                 OPENED_TOOL,
@@ -257,6 +288,9 @@ impl Session {
         ];
         if self.faults.hide_invisible && !self.revealed {
             tools.retain(|(name, _)| *name != REVEALED);
+        }
+        if self.faults.opened_tool_unlisted {
+            tools.retain(|(name, _)| *name != OPENED_TOOL);
         }
         if !self.hinted {
             tools.extend([
@@ -288,14 +322,27 @@ impl Session {
             let w = self.world.lock().unwrap_or_else(|p| p.into_inner());
             let mut open = Vec::new();
             let mut tools = Vec::new();
-            for (i, level) in &w.instances {
+            let mut live: Vec<(&String, &Option<i64>)> = w.instances.iter().collect();
+            live.sort_by_key(|(i, _)| w.age.get(*i).copied().unwrap_or(0));
+            let n = live.len();
+            let f = self.faults;
+            for (k, (i, level)) in live.into_iter().enumerate() {
                 let mut e =
                     json!({"toolset": INSTANCED, "instance": i, "title": format!("Game {i}")});
                 if let Some(l) = level {
                     e["options"] = json!({"level": l});
                 }
                 open.push(e);
-                tools.extend(open_entries_for(i, true, self.faults.one_definition));
+                let omitted = (f.statement_omits_oldest && n >= 2 && k == 0)
+                    || (f.statement_omits_newest && n >= 3 && k == n - 1);
+                if !omitted {
+                    tools.extend(open_entries_for(i, true, f.one_definition));
+                }
+            }
+            if f.statement_shows_closed {
+                for i in w.age.keys().filter(|i| !w.instances.contains_key(*i)) {
+                    tools.extend(open_entries_for(i, true, f.one_definition));
+                }
             }
             if w.flat_open {
                 open.push(json!({"toolset": FLAT}));
@@ -308,8 +355,19 @@ impl Session {
             if w.mover_dynamic {
                 tools.push(json!({"name": MOVER, "visible": true}));
             }
-            (open, w.ended.clone(), tools)
+            let mut ended = w.ended.clone();
+            if self.faults.duplicate_ended {
+                ended.extend(w.ended.clone());
+            }
+            (open, ended, tools)
         };
+        if self.faults.ended_expires_at_once {
+            self.world
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .ended
+                .clear();
+        }
         if !self.faults.statement_without_loose_tools {
             tools.push(json!({"name": GROUPED, "visible": true}));
             if self.revealed {
@@ -359,14 +417,30 @@ impl Session {
                 };
                 let name = match instance {
                     Some(i) => {
-                        if !self.faults.accept_bad_names {
-                            check_name("instance", i).map_err(|e| invalid(e.to_string()))?;
+                        let f = self.faults;
+                        // The broken fixtures' looser grammars: what they let through is
+                        // checked as the grammatical name it resembles.
+                        let mut judged = i.to_owned();
+                        if f.accept_leading_underscore && judged.starts_with('_') {
+                            judged.replace_range(0..1, "u");
                         }
-                        if self.faults.rename_instance {
-                            format!("{i}x")
-                        } else {
-                            i.to_owned()
+                        if f.accept_dotted_names {
+                            judged = judged.replace('.', "-");
                         }
+                        if !f.accept_bad_names {
+                            check_name("instance", &judged).map_err(|e| invalid(e.to_string()))?;
+                        }
+                        let mut name = i.to_owned();
+                        if f.rename_instance {
+                            name.push('x');
+                        }
+                        if f.lowercase_names {
+                            name = name.to_lowercase();
+                        }
+                        if f.truncate_names {
+                            name.truncate(16);
+                        }
+                        name
                     }
                     None => {
                         let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
@@ -390,11 +464,11 @@ impl Session {
                     }
                     return Ok(r);
                 }
-                self.world
-                    .lock()
-                    .unwrap()
-                    .instances
-                    .insert(name.clone(), level);
+                {
+                    let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
+                    w.instances.insert(name.clone(), level);
+                    w.note_open(&name);
+                }
                 let body = json!({"toolsets": [{"toolset": INSTANCED, "instance": name, "state": "open",
                     "title": format!("Game {name}")}], "tools": open_entries_for(&name, true, self.faults.one_definition)});
                 self.fan_out(body.clone());
@@ -454,7 +528,7 @@ impl Session {
                 };
                 let mut w = self.world.lock().unwrap_or_else(|p| p.into_inner());
                 if w.instances.remove(i).is_none() {
-                    return Ok(json!({"content": text("not open")}));
+                    return Ok(not_open(&faults));
                 }
                 let id = w.record_end(
                     INSTANCED,
@@ -478,7 +552,7 @@ impl Session {
                     &mut w.default_open
                 };
                 if !*flag {
-                    return Ok(json!({"content": text("not open")}));
+                    return Ok(not_open(&faults));
                 }
                 *flag = false;
                 let id = w.record_end(toolset, None, "closed by a host of the principal", &faults);
@@ -487,10 +561,23 @@ impl Session {
             }
             _ => return Err(invalid(format!("unknown toolset `{toolset}`"))),
         };
+        let mut body = body;
+        if self.faults.close_without_ended_id {
+            strip_ended(&mut body);
+        }
         self.fan_out(body.clone());
         if self.faults.close_without_hints {
             return Ok(json!({"content": text("closed")}));
         }
         Ok(self.with_hints(json!({"content": text("closed")}), body))
+    }
+}
+
+/// The answer to closing what is not open: `result: null` from a broken fixture.
+fn not_open(faults: &Faults) -> Value {
+    if faults.null_result {
+        Value::Null
+    } else {
+        json!({"content": text("not open")})
     }
 }

@@ -106,6 +106,9 @@ pub(crate) struct Conn {
     profile: Profile,
     timeout: Duration,
     closed: bool,
+    /// Frames that break JSON-RPC itself, as read: a response to no request in flight (a
+    /// wrong id, an id whose type changed, a second response), an unreadable frame.
+    violations: Vec<String>,
 }
 
 impl Conn {
@@ -135,6 +138,7 @@ impl Conn {
             profile,
             timeout: options.timeout,
             closed: false,
+            violations: Vec::new(),
         };
         let mut mcpl = json!({"version": "0.5"});
         if profile.tool_hints {
@@ -224,9 +228,21 @@ impl Conn {
             tokio::select! {
                 biased;
                 answer = &mut wait => return self.finish(method, id, answer),
-                event = self.events.recv(), if !self.closed => self.handle(event),
+                event = self.events.recv(), if !self.closed => {
+                    self.handle(event);
+                    self.check_frames()?;
+                }
             }
         }
+    }
+
+    /// Fails at the first frame that broke JSON-RPC, naming it: the check ends as soon as
+    /// such a frame is read, not at the suite's timeout.
+    fn check_frames(&self) -> Step {
+        if let Some(first) = self.violations.first() {
+            fail!("on {}: {first}", self.label);
+        }
+        Ok(())
     }
 
     fn finish(
@@ -237,7 +253,16 @@ impl Conn {
     ) -> Step<Result<Value, ErrorObject>> {
         match answer {
             Ok(answered) => {
-                self.record_in(Message::Response(Response::ok(id, answered.value.clone())));
+                self.record_in(Message::Response(Response::ok(
+                    id.clone(),
+                    answered.value.clone(),
+                )));
+                ensure!(
+                    answered.value.is_object(),
+                    "on {}: the answer to `{method}` (id {id}) has a result that is not an object: {}",
+                    self.label,
+                    brief(&answered.value)
+                );
                 if let Some(h) = result_hints(&answered.value) {
                     self.revs
                         .push((answered.seq, rev_of(h), format!("{method} result")));
@@ -347,10 +372,13 @@ impl Conn {
     /// answer goes to its caller at once, a notification through the queue), so they are
     /// taken first: a rev is judged against everything read before it, not only what a
     /// check happened to wait for.
+    ///
+    /// It also fails at any frame read so far that broke JSON-RPC (see `violations`).
     pub fn check_revs(&mut self) -> Step {
         while let Some(event) = self.events.try_recv() {
             self.handle(Some(event));
         }
+        self.check_frames()?;
         for (i, (rev, carrier)) in self.revs().iter().enumerate() {
             let want = i as u64 + 1;
             match rev {
@@ -451,6 +479,13 @@ impl Conn {
                 self.inbox.push(Seen::Late { method, outcome });
             }
             Event::Response { response, .. } => {
+                let id = response.id.as_ref().map_or_else(
+                    || "null".to_owned(),
+                    |i| serde_json::to_string(i).unwrap_or_default(),
+                );
+                self.violations.push(format!(
+                    "the server sent a response with id {id}, which answers no request in flight (a wrong id, an id whose type changed, or a second response to one request)"
+                ));
                 self.record_in(Message::Response(response));
             }
             Event::Cancelled { id, .. } => {
@@ -460,6 +495,9 @@ impl Conn {
                 )));
             }
             Event::BadFrame { error, .. } => {
+                self.violations.push(format!(
+                    "the server sent a frame that is not a JSON-RPC message: {error}"
+                ));
                 self.transcript.record(
                     &self.label,
                     Direction::Peer,

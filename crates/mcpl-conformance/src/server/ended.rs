@@ -2,58 +2,84 @@
 //! another host of the principal missed (v32).
 
 use super::conn::{Conn, Profile, Seen};
-use super::toolsets::{instance_entry, needs_principal, open, state_of};
-use super::{Ctx, list_tools, optional_tools, toolsets_list};
+use super::toolsets::{close, instance_entry, needs_principal, open, state_of};
+use super::{Ctx, list_tools, require_tools, toolsets_list};
 use crate::fixture::{FINISH, FLAT, INSTANCED, UNDECLARE};
 use crate::verdict::{Step, ensure, fail};
 use crate::wire::{brief, ended_records, is_error, lists_open, result_hints, toolset_entries};
 use mcpl_protocol::methods;
 use serde_json::{Value, json};
 
-pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
-    let (mut conn, _) = cx.connected(Profile::hinted()).await?;
-    let instance = cx.name("v13");
-    open(&mut conn, &instance).await?;
-    let done = conn.call(FINISH, json!({}), Some(&instance)).await?;
-    ensure!(!is_error(&done), "{FINISH} failed: {}", brief(&done));
-    let h = result_hints(&done).unwrap_or(&Value::Null);
-    let entry = instance_entry(h, &instance);
-    ensure!(
-        state_of(entry) == Some("closed"),
-        "the {FINISH} result's hints should close `{instance}`: {}",
-        brief(h)
-    );
-    let ended_id = entry
+/// The `ended` id a closing toolsets entry for `instance` carries in `hints`.
+fn ended_id_in(hints: &Value, instance: &str) -> Option<String> {
+    instance_entry(hints, instance)
         .and_then(|e| e.get("ended"))
         .and_then(Value::as_str)
-        .map(str::to_owned);
-    let Some(ended_id) = ended_id else {
+        .map(str::to_owned)
+}
+
+pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
+    let (mut conn, _) = cx.connected(Profile::hinted()).await?;
+    // One instance ends as a game ends, another by toolsets/close: both leave records.
+    let (finished, closed) = (cx.name("v13f"), cx.name("v13c"));
+    open(&mut conn, &finished).await?;
+    open(&mut conn, &closed).await?;
+    let done = conn.call(FINISH, json!({}), Some(&finished)).await?;
+    ensure!(!is_error(&done), "{FINISH} failed: {}", brief(&done));
+    let h = result_hints(&done).unwrap_or(&Value::Null);
+    ensure!(
+        state_of(instance_entry(h, &finished)) == Some("closed"),
+        "the {FINISH} result's hints should close `{finished}`: {}",
+        brief(h)
+    );
+    let Some(finished_id) = ended_id_in(h, &finished) else {
         fail!(
-            "the closing entry should carry the ended record's id in `ended` (§5.3): {}",
+            "the closing entry for `{finished}` should carry the ended record's id in `ended` (§5.3): {}",
             brief(h)
         );
     };
+    let shut = close(&mut conn, &closed).await?;
+    let h = result_hints(&shut).unwrap_or(&Value::Null);
+    let Some(closed_id) = ended_id_in(h, &closed) else {
+        fail!(
+            "the toolsets/close result's closing entry for `{closed}` should carry its ended record's id in `ended` (§5.3: every end gets a record): {}",
+            brief(h)
+        );
+    };
+    ensure!(
+        finished_id != closed_id,
+        "two ends got the same ended id `{finished_id}`; ids are never reused (§5.3)"
+    );
     for round in 1..=2 {
         let list = toolsets_list(&mut conn).await?;
-        let record = ended_records(&list)
-            .into_iter()
-            .find(|r| r.get("id").and_then(Value::as_str) == Some(ended_id.as_str()));
-        let Some(record) = record else {
-            fail!(
-                "toolsets/list #{round} after the end lacks the ended record `{ended_id}` (§5.3: it appears in every list until it expires): {}",
-                brief(&list)
+        for (id, instance) in [(&finished_id, &finished), (&closed_id, &closed)] {
+            let records: Vec<&Value> = ended_records(&list)
+                .into_iter()
+                .filter(|r| r.get("id").and_then(Value::as_str) == Some(id.as_str()))
+                .collect();
+            let record = match records.as_slice() {
+                [one] => *one,
+                [] => fail!(
+                    "toolsets/list #{round} after the end lacks the ended record `{id}` (§5.3: it appears in every list until it expires): {}",
+                    brief(&list)
+                ),
+                many => fail!(
+                    "toolsets/list #{round} carries the ended record `{id}` {} times; each record appears once: {}",
+                    many.len(),
+                    brief(&list)
+                ),
+            };
+            ensure!(
+                record.get("toolset") == Some(&json!(INSTANCED))
+                    && record.get("instance") == Some(&json!(instance)),
+                "the ended record `{id}` should name toolset {INSTANCED} and instance `{instance}`: {}",
+                brief(record)
             );
-        };
-        ensure!(
-            record.get("toolset") == Some(&json!(INSTANCED))
-                && record.get("instance") == Some(&json!(instance)),
-            "the ended record should name toolset {INSTANCED} and instance `{instance}`: {}",
-            brief(record)
-        );
-        ensure!(
-            !lists_open(&list, INSTANCED, Some(&instance)),
-            "the finished instance `{instance}` is still listed open"
-        );
+            ensure!(
+                !lists_open(&list, INSTANCED, Some(instance)),
+                "the ended instance `{instance}` is still listed open"
+            );
+        }
     }
     conn.check_revs()?;
     conn.close().await;
@@ -62,7 +88,7 @@ pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
 
 pub(super) async fn v31(cx: &mut Ctx<'_>) -> Step {
     let (mut conn, tools) = cx.connected(Profile::hinted()).await?;
-    optional_tools(&tools, &[UNDECLARE], "v31")?;
+    require_tools(&tools, &[UNDECLARE])?;
     conn.request(methods::TOOLSETS_OPEN, json!({"toolset": FLAT}))
         .await?;
     let r = conn.call(UNDECLARE, json!({}), None).await?;

@@ -1,9 +1,11 @@
 //! Server checks about hint changes: carriers, revs, tailoring and presence moves.
 
 use super::conn::{Profile, PushReply, Seen};
-use super::{Ctx, list_tools, optional_tools, require_tools, toolsets_list};
+use super::toolsets::{close, open};
+use super::{Ctx, list_tools, require_tools, statement, toolsets_list};
 use crate::fixture::{
-    ECHO, FINISH, FLAT_TOOL, GROUPED, INSTANCED, LATER, MOVE, MOVER, REVEAL, REVEALED,
+    DEFAULT_OPEN, ECHO, FINISH, FLAT, FLAT_TOOL, GROUPED, INSTANCED, LATER, MOVE, MOVER,
+    OPENED_TOOL, REVEAL, REVEALED, UNDECLARE,
 };
 use crate::verdict::{Step, ensure, fail};
 use crate::wire::{
@@ -28,10 +30,7 @@ pub(super) async fn v01(cx: &mut Ctx<'_>) -> Step {
         conn.call(REVEAL, json!({"visible": false}), None).await?;
     }
     let tools = list_tools(&mut conn).await?;
-    require_tools(
-        &tools,
-        &[ECHO, FINISH, FLAT_TOOL, GROUPED, REVEALED, REVEAL, LATER],
-    )?;
+    require_tools(&tools, &CONTRACT_TOOLS)?;
     // The invisible tool and the closed toolset's tools are listed all the same.
     let revealed = listed(&tools, REVEALED).unwrap_or(&Value::Null);
     ensure!(
@@ -39,16 +38,82 @@ pub(super) async fn v01(cx: &mut Ctx<'_>) -> Step {
         "{REVEALED} is invisible at the start, so tools/list should list it with mcpl/visible: false; it lists {}",
         brief(revealed)
     );
-    let echo = listed(&tools, ECHO).unwrap_or(&Value::Null);
-    ensure!(
-        tool_meta(echo, TOOLSET_KEY) == Some(&json!(INSTANCED)),
-        "{ECHO} should carry mcpl/toolset: {INSTANCED}; it lists {}",
-        brief(echo)
-    );
+    for (tool, toolset) in [
+        (ECHO, INSTANCED),
+        (FINISH, INSTANCED),
+        (FLAT_TOOL, FLAT),
+        (OPENED_TOOL, DEFAULT_OPEN),
+    ] {
+        let t = listed(&tools, tool).unwrap_or(&Value::Null);
+        ensure!(
+            tool_meta(t, TOOLSET_KEY) == Some(&json!(toolset)),
+            "{tool} should carry mcpl/toolset: {toolset}; it lists {}",
+            brief(t)
+        );
+    }
+    // Every tool any statement or hint names is listed, and listed as dynamic (§4.1): a tool
+    // of a toolset, or `mcpl/presence: dynamic`.
+    let instance = cx.name("v01");
+    let opened = open(&mut conn, &instance).await?;
+    conn.request(methods::TOOLSETS_OPEN, json!({"toolset": FLAT}))
+        .await?;
+    conn.call(REVEAL, json!({"visible": true}), None).await?;
+    let list = toolsets_list(&mut conn).await?;
+    let tools = list_tools(&mut conn).await?;
+    let mut named: Vec<String> = Vec::new();
+    for h in [result_hints(&opened), result_hints(&list)]
+        .into_iter()
+        .flatten()
+    {
+        for e in crate::wire::tool_entries(h) {
+            if let Some(n) = e.get("name").and_then(Value::as_str) {
+                named.push(n.to_owned());
+            }
+        }
+    }
+    for name in [ECHO, FINISH, FLAT_TOOL, OPENED_TOOL, GROUPED, REVEALED] {
+        ensure!(
+            named.iter().any(|n| n == name),
+            "with everything open, the hints name no entry for the dynamic tool {name}: {}",
+            brief(&list)
+        );
+    }
+    for name in &named {
+        let Some(t) = listed(&tools, name) else {
+            fail!(
+                "the hints name {name}, but tools/list does not list it (§4.1: every tool is listed)"
+            );
+        };
+        let dynamic = tool_meta(t, TOOLSET_KEY).is_some()
+            || tool_meta(t, PRESENCE_KEY) == Some(&json!("dynamic"));
+        ensure!(
+            dynamic,
+            "the hints state {name}'s visibility, so it is dynamic, but tools/list presents it as static: {}",
+            brief(t)
+        );
+    }
+    close(&mut conn, &instance).await?;
+    conn.request(methods::TOOLSETS_CLOSE, json!({"toolset": FLAT}))
+        .await?;
     conn.check_revs()?;
     conn.close().await;
     Ok(())
 }
+
+/// Every tool the fixture contract names for a host with toolHints.
+const CONTRACT_TOOLS: [&str; 11] = [
+    ECHO,
+    FINISH,
+    FLAT_TOOL,
+    OPENED_TOOL,
+    GROUPED,
+    REVEALED,
+    REVEAL,
+    LATER,
+    MOVE,
+    MOVER,
+    UNDECLARE,
+];
 
 pub(super) async fn v02(cx: &mut Ctx<'_>) -> Step {
     let (mut conn, _) = cx.connected(Profile::hinted()).await?;
@@ -272,7 +337,7 @@ pub(super) async fn v11(cx: &mut Ctx<'_>) -> Step {
 
 pub(super) async fn v15(cx: &mut Ctx<'_>) -> Step {
     let (mut conn, tools) = cx.connected(Profile::hinted()).await?;
-    optional_tools(&tools, &[MOVE, MOVER], "v15")?;
+    require_tools(&tools, &[MOVE, MOVER])?;
     let presence = |tools: &Value| {
         listed(tools, MOVER)
             .and_then(|t| tool_meta(t, PRESENCE_KEY))
@@ -517,6 +582,31 @@ pub(super) async fn v37(cx: &mut Ctx<'_>) -> Step {
         "{REVEALED} was hidden again, yet the statement states it visible: {}",
         brief(h)
     );
+    // The statement both ways, across one, two and three open instances and back.
+    let [a, b, c] = [cx.name("v37a"), cx.name("v37b"), cx.name("v37c")];
+    let mut opened: Vec<String> = Vec::new();
+    let mut closed: Vec<String> = Vec::new();
+    for (i, when) in [
+        (&a, "with one instance open"),
+        (&b, "with two instances open"),
+        (&c, "with three instances open"),
+    ] {
+        open(&mut conn, i).await?;
+        opened.push(i.clone());
+        let list = toolsets_list(&mut conn).await?;
+        statement::agrees(&list, &opened, &closed, when)?;
+    }
+    for (i, when) in [
+        (&b, "after the middle instance closed"),
+        (&a, "after the oldest instance closed"),
+        (&c, "after the last instance closed"),
+    ] {
+        close(&mut conn, i).await?;
+        opened.retain(|o| o != i);
+        closed.push(i.clone());
+        let list = toolsets_list(&mut conn).await?;
+        statement::agrees(&list, &opened, &closed, when)?;
+    }
     conn.check_revs()?;
     conn.close().await;
     Ok(())

@@ -5,26 +5,43 @@
 //! against the rule; every check also asserts §6.1's consecutive revs on every connection it
 //! opened, so a server that reuses or skips a rev fails wherever it does so.
 
-mod conn;
+pub(crate) mod conn;
 mod ended;
 mod hints;
+mod names;
+mod statement;
 mod toolsets;
 
 use crate::catalog::{Rule, Side, VECTORS};
+use crate::data::VectorFile;
 use crate::report::{CheckResult, Outcome, Report};
 use crate::target::{Options, ServerTarget};
 use crate::transcript::Transcript;
-use crate::verdict::{Step, Verdict, ensure, fail, skip};
+use crate::verdict::{Step, Verdict, ensure, fail};
 use crate::wire::{brief, listed, result_hints, rev_of};
 use conn::{Conn, Profile};
 use mcpl_protocol::methods;
 use serde_json::{Value, json};
 use std::time::Instant;
 
-/// Runs every server-side check against `target` and reports each vector of RFC-014 §13:
-/// passed, failed (with the messages exchanged) or skipped with the reason.
+/// The vectors whose rule binds only the host: the server suite does not report them (the
+/// host suite does).
+pub const HOST_ONLY: [&str; 8] = ["v12", "v19", "v20", "v21", "v24", "v25", "v35", "v36"];
+
+/// The vectors the server suite checks, in catalogue order.
+pub fn server_vectors() -> impl Iterator<Item = &'static Rule> {
+    VECTORS.iter().filter(|r| !HOST_ONLY.contains(&r.id))
+}
+
+/// Runs every server-side check against `target` and reports each server-side vector of
+/// RFC-014 §13 ([`server_vectors`]): passed, failed (with the messages exchanged), or not
+/// applicable (the target lacks what it needs, counted apart).
 pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report {
     let mut report = Report::new(Side::Server, target.describe());
+    let vectors = options
+        .vectors
+        .clone()
+        .unwrap_or_else(|| std::sync::Arc::new(VectorFile::embedded()));
     let nonce = std::process::id() % 100_000;
     // One connection first: a server that cannot be reached or initialized fails every check
     // at once, with one transcript, instead of 38 slow times over.
@@ -39,14 +56,14 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
             conn.close().await;
             None
         }
-        Ok(Err(Verdict::Fail(why) | Verdict::Skip(why))) => Some(why),
+        Ok(Err(Verdict::Fail(why) | Verdict::NotApplicable(why))) => Some(why),
         Err(_) => Some(format!(
             "no answer to initialize within {:?}",
             options.timeout * 2
         )),
     };
     if let Some(why) = unreachable {
-        for rule in VECTORS.iter().filter(|r| options.selects(r.id)) {
+        for rule in server_vectors().filter(|r| options.selects(r.id)) {
             let outcome = Outcome::Fail {
                 reason: format!("the server could not be reached or initialized: {why}"),
                 transcript: preflight.entries(),
@@ -55,7 +72,7 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
         }
         return report;
     }
-    for rule in VECTORS.iter().filter(|r| options.selects(r.id)) {
+    for rule in server_vectors().filter(|r| options.selects(r.id)) {
         let started = Instant::now();
         let transcript = Transcript::new();
         let mut cx = Ctx {
@@ -64,11 +81,12 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
             transcript: transcript.clone(),
             opened: 0,
             nonce,
+            vectors: &vectors,
         };
         let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
         let outcome = match step {
             Ok(Ok(())) => Outcome::Pass,
-            Ok(Err(Verdict::Skip(reason))) => Outcome::Skipped { reason },
+            Ok(Err(Verdict::NotApplicable(reason))) => Outcome::NotApplicable { reason },
             Ok(Err(Verdict::Fail(reason))) => Outcome::Fail {
                 reason,
                 transcript: transcript.entries(),
@@ -90,12 +108,13 @@ pub(crate) struct Ctx<'a> {
     options: &'a Options,
     transcript: Transcript,
     opened: usize,
-    nonce: u32,
+    pub(crate) nonce: u32,
+    vectors: &'a VectorFile,
 }
 
 impl Ctx<'_> {
     /// Opens the next connection (`A`, `B`, ...) with `profile`.
-    async fn open(&mut self, profile: Profile) -> Step<Conn> {
+    pub(crate) async fn open(&mut self, profile: Profile) -> Step<Conn> {
         let label = ((b'A' + (self.opened % 26) as u8) as char).to_string();
         self.opened += 1;
         Conn::open(self.target, self.options, &self.transcript, &label, profile).await
@@ -123,8 +142,10 @@ impl Ctx<'_> {
     }
 }
 
-/// Runs one check.
+/// Runs one check: the vector's steps from the vector file, then its coded check.
 async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
+    let vectors = cx.vectors;
+    crate::data::run_steps(cx, vectors, rule.id).await?;
     match rule.id {
         "v01" => hints::v01(cx).await,
         "v02" => hints::v02(cx).await,
@@ -142,7 +163,7 @@ async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
         "v15" => hints::v15(cx).await,
         "v16" => toolsets::v16(cx).await,
         "v17" => toolsets::v17(cx).await,
-        "v18" => toolsets::v18(cx).await,
+        "v18" => names::v18(cx).await,
         "v22" => toolsets::v22(cx).await,
         "v23" => toolsets::v23(cx).await,
         "v26" => toolsets::v26(cx).await,
@@ -153,10 +174,10 @@ async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
         "v31" => ended::v31(cx).await,
         "v32" => ended::v32(cx).await,
         "v33" => hints::v33(cx).await,
-        "v34" => toolsets::v34(cx).await,
+        "v34" => names::v34(cx).await,
         "v37" => hints::v37(cx).await,
         "v38" => hints::v38(cx).await,
-        _ => skip!("a host-side rule: the server has no part in it; run `mcpl conformance host`"),
+        other => fail!("{other} has no server check; the server suite lists only server vectors"),
     }
 }
 
@@ -220,19 +241,5 @@ fn require_tools(tools: &Value, names: &[&str]) -> Step {
         missing.is_empty(),
         "tools/list lacks {missing:?}, which the fixture contract requires (docs/CONFORMANCE.md)"
     );
-    Ok(())
-}
-
-/// Skips unless `tools` lists every name in `names` (optional parts of the contract).
-fn optional_tools(tools: &Value, names: &[&str], vector: &str) -> Step {
-    let missing: Vec<_> = names
-        .iter()
-        .filter(|n| listed(tools, n).is_none())
-        .collect();
-    if !missing.is_empty() {
-        skip!(
-            "the server does not offer the optional fixture tools {missing:?} that {vector} needs"
-        );
-    }
     Ok(())
 }

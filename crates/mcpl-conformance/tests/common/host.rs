@@ -13,45 +13,88 @@ use std::time::Duration;
 /// How long the test host waits for the server before it gives up on a request.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Ways to break the host, one rule each.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HostFaults {
+macro_rules! host_faults {
+    ($($(#[doc = $doc:literal])* $name:ident,)*) => {
+        /// Ways to break the host, one rule each: the broken hosts of the host suite's
+        /// mutation test, each behind its flag.
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct HostFaults {
+            $($(#[doc = $doc])* pub $name: bool,)*
+        }
+
+        impl HostFaults {
+            /// Every fault's name (its field name), in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
+
+            /// The fault called `name` switched on in `self`; `None` for an unknown name.
+            pub fn with(mut self, name: &str) -> Option<HostFaults> {
+                match name {
+                    $(stringify!($name) => self.$name = true,)*
+                    _ => return None,
+                }
+                Some(self)
+            }
+        }
+    };
+}
+
+host_faults! {
     /// Re-opens the instances it held after a reconnect (vector 9).
-    pub reopen_after_reconnect: bool,
+    reopen_after_reconnect,
     /// Applies a change whose rev was already applied, and does not recover (vector 4).
-    pub apply_stale_rev: bool,
+    apply_stale_rev,
     /// Tells ended records again on every connect (vector 13).
-    pub tell_ended_twice: bool,
+    tell_ended_twice,
     /// Never recovers (vectors 12, 29, H18, H25).
-    pub no_recovery: bool,
+    no_recovery,
     /// Sends toolsets/open for undeclared groups and never gates their calls (vector 10, H29).
-    pub open_undeclared: bool,
+    open_undeclared,
     /// Never puts mcpl/instance on an act (H64, vector 5).
-    pub no_instance_meta: bool,
+    no_instance_meta,
     /// Reads only toolsets/list on connect (H28).
-    pub skip_tools_list: bool,
+    skip_tools_list,
     /// Reads only the first tools/list page (H01).
-    pub first_page_only: bool,
+    first_page_only,
     /// Sends toolsets/list to servers without toolHints (H12).
-    pub ignore_server_hints_flag: bool,
+    ignore_server_hints_flag,
     /// Opens instanced toolsets without proposing a name (H59).
-    pub no_proposed_name: bool,
+    no_proposed_name,
     /// Takes a hint definition's name (vector 20).
-    pub take_definition_name: bool,
+    take_definition_name,
     /// Puts toolset tools that claim presence static in the header (vector 21).
-    pub trust_static_claim: bool,
+    trust_static_claim,
     /// Ignores the hints of a push it answers (vector 11).
-    pub ignore_push_hints: bool,
+    ignore_push_hints,
     /// Stops after a failed recovery tools/list (H25).
-    pub give_up_recovery: bool,
+    give_up_recovery,
     /// Ignores toolsets entries that open instances elsewhere (vector 14).
-    pub ignore_foreign_opens: bool,
+    ignore_foreign_opens,
     /// Ignores mcpl/manifestChanged (vector 31).
-    pub ignore_manifest_changed: bool,
+    ignore_manifest_changed,
     /// Merges a full statement into its state instead of replacing it (vector 37).
-    pub merge_statement: bool,
+    merge_statement,
     /// Drops answers that arrive after their request timed out (vector 35).
-    pub drop_late_answers: bool,
+    drop_late_answers,
+    /// Forwards every act to the server, gating nothing (vectors 10, 11, 14, 31, 35).
+    never_gate,
+    /// Lets the agent act in any instance it names, open or not (vectors 14, 35).
+    loose_instances,
+    /// Never reconnects once the server closes the connection (vectors 9, 13).
+    never_reconnect,
+    /// Ignores tools/hints notifications (vector 14).
+    ignore_tools_hints,
+    /// Never tells the agent an ended record (vector 13).
+    never_tell_ended,
+    /// Recovers on a gap but never reads toolsets/list in a recovery (vector 12).
+    recover_tools_only,
+    /// Treats an early rev on Streamable HTTP as a gap and recovers (vector 36).
+    recover_on_early_rev,
+    /// Applies a push's hints only once it has decided on the push, a moment later (vector 24).
+    defer_push_hints,
+    /// Coalesces a burst of pushes and applies only the last one's hints (vector 19).
+    coalesce_hints,
+    /// Applies a recovery's full statement only when its rev is the next one (vector 25).
+    gate_statement,
 }
 
 /// Starts the test host in process.
@@ -97,6 +140,10 @@ struct State {
     notices: Vec<String>,
     next: u64,
     recovering: bool,
+    /// Early revs held on Streamable HTTP until the ones before them arrive.
+    held: std::collections::BTreeMap<u64, Value>,
+    /// A burst of pushes being coalesced (the broken host): its number and latest hints.
+    burst: (u64, Option<(Value, Option<String>)>),
 }
 
 impl State {
@@ -157,9 +204,12 @@ impl Host {
     async fn run_link(self: Arc<Self>) {
         let mut first = true;
         loop {
-            let Ok(transport) =
+            let connected = if self.url.starts_with("http") {
+                mcpl_rpc::transport::http::connect(&self.url, &[], Limits::default())
+            } else {
                 mcpl_rpc::transport::ws::connect(&self.url, &[], Limits::default()).await
-            else {
+            };
+            let Ok(transport) = connected else {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             };
@@ -171,7 +221,8 @@ impl Host {
             while let Some(event) = events.recv().await {
                 match event {
                     Event::Notification { notification, .. }
-                        if notification.method == methods::TOOLS_HINTS =>
+                        if notification.method == methods::TOOLS_HINTS
+                            && !self.faults.ignore_tools_hints =>
                     {
                         let h = notification.params.unwrap_or_default();
                         self.clone().on_hints(&h, None);
@@ -183,7 +234,35 @@ impl Host {
                         let _ = responder.respond(json!({"accepted": true}));
                         if let Some(h) = p.get("hints") {
                             let id = p.get("eventId").and_then(Value::as_str).map(str::to_owned);
-                            if !self.faults.ignore_push_hints {
+                            if self.faults.defer_push_hints {
+                                let (me, h) = (self.clone(), h.clone());
+                                tokio::spawn(async move {
+                                    tokio::time::sleep(Duration::from_millis(1000)).await;
+                                    me.on_hints(&h, id);
+                                });
+                            } else if self.faults.coalesce_hints {
+                                let seq = {
+                                    let mut s = self.state.lock().unwrap();
+                                    s.burst.0 += 1;
+                                    s.burst.1 = Some((h.clone(), id));
+                                    s.burst.0
+                                };
+                                let me = self.clone();
+                                tokio::spawn(async move {
+                                    tokio::time::sleep(Duration::from_millis(300)).await;
+                                    let last = {
+                                        let mut s = me.state.lock().unwrap();
+                                        if s.burst.0 == seq {
+                                            s.burst.1.take()
+                                        } else {
+                                            None
+                                        }
+                                    };
+                                    if let Some((h, id)) = last {
+                                        me.on_hints(&h, id);
+                                    }
+                                });
+                            } else if !self.faults.ignore_push_hints {
                                 self.clone().on_hints(h, id);
                             }
                         }
@@ -227,6 +306,9 @@ impl Host {
             }
             reads.abort();
             *self.link.lock().unwrap() = None;
+            if self.faults.never_reconnect {
+                return;
+            }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -297,7 +379,7 @@ impl Host {
                 Err(_) => list_ok = false,
             }
         }
-        let hinted = self.state.lock().unwrap().hinted();
+        let hinted = self.state.lock().unwrap().hinted() && !self.faults.recover_tools_only;
         if hinted || self.faults.ignore_server_hints_flag {
             if let Ok(list) = self.request(methods::TOOLSETS_LIST, json!({})).await {
                 self.apply_list(&list);
@@ -332,6 +414,12 @@ impl Host {
 
     fn apply_list(&self, list: &Value) {
         let mut s = self.state.lock().unwrap();
+        let rev = list
+            .pointer("/_meta/mcpl~1hints/rev")
+            .and_then(Value::as_u64);
+        if self.faults.gate_statement && rev != Some(s.applied + 1) {
+            return;
+        }
         s.instances.clear();
         s.flat_open.clear();
         for e in list["open"].as_array().cloned().unwrap_or_default() {
@@ -345,13 +433,14 @@ impl Host {
                 }
             }
         }
-        if !self.faults.merge_statement {
-            s.visible.clear();
-        }
         let h = list
             .pointer("/_meta/mcpl~1hints")
             .cloned()
             .unwrap_or_default();
+        if !self.faults.merge_statement {
+            s.visible.clear();
+        }
+        s.held.retain(|r, _| *r > h["rev"].as_u64().unwrap_or(0));
         for e in h["tools"].as_array().cloned().unwrap_or_default() {
             if e["visible"] == json!(true) {
                 let name = e["name"].as_str().unwrap_or("").to_owned();
@@ -363,7 +452,8 @@ impl Host {
         let ids: Vec<Value> = list["ended"].as_array().cloned().unwrap_or_default();
         for rec in ids {
             let id = rec["id"].as_str().unwrap_or("").to_owned();
-            if self.faults.tell_ended_twice || s.told.insert(id) {
+            if !self.faults.never_tell_ended && (self.faults.tell_ended_twice || s.told.insert(id))
+            {
                 let reason = rec["reason"].as_str().unwrap_or("").to_owned();
                 s.notices.push(format!("ended: {reason}"));
             }
@@ -384,7 +474,24 @@ impl Host {
                 above
             } else if rev == s.applied + 1 || (self.faults.apply_stale_rev && rev <= s.applied) {
                 s.applied = s.applied.max(rev);
-                apply_batch(&mut s, h, &self.faults)
+                let mut unknown = apply_batch(&mut s, h, &self.faults);
+                // §6.1: held early revs apply once the ones before them have.
+                loop {
+                    let due = s.applied + 1;
+                    let Some(next) = s.held.remove(&due) else {
+                        break;
+                    };
+                    s.applied += 1;
+                    unknown |= apply_batch(&mut s, &next, &self.faults);
+                }
+                unknown
+            } else if rev > s.applied + 1
+                && self.url.starts_with("http")
+                && !self.faults.recover_on_early_rev
+            {
+                // Streamable HTTP orders nothing across streams: hold it (§6.1, vector 36).
+                s.held.insert(rev, h.clone());
+                false
             } else {
                 true
             }
@@ -531,23 +638,29 @@ impl Host {
                     let group_closed = ts
                         .as_ref()
                         .is_some_and(|t| s.declared(t).is_none() && !s.groups_open.contains(t));
-                    if group_closed && !self.faults.open_undeclared {
+                    let gate = !self.faults.never_gate;
+                    if gate && group_closed && !self.faults.open_undeclared {
                         return json!({"content": [{"type": "text", "text": "group closed"}], "isError": true});
                     }
                     let inst = if instanced { instance.clone() } else { None };
                     if let (Some(t), Some(i)) = (&ts, &inst)
+                        && gate
+                        && !self.faults.loose_instances
                         && !s.instances.contains(&(t.clone(), i.clone()))
                     {
                         return json!({"content": [{"type": "text", "text": "instance not open"}], "isError": true});
                     }
                     if let Some(t) = &ts
+                        && gate
                         && !instanced
                         && s.declared(t).is_some()
                         && !s.flat_open.contains(t)
                     {
                         return json!({"content": [{"type": "text", "text": "toolset not open"}], "isError": true});
                     }
-                    let visible = s.visible.contains(&(tool.clone(), inst.clone()))
+                    let visible = !gate
+                        || (self.faults.loose_instances && instanced)
+                        || s.visible.contains(&(tool.clone(), inst.clone()))
                         || def.pointer("/_meta/mcpl~1visible") == Some(&json!(true)) && !instanced;
                     if !visible {
                         return json!({"content": [{"type": "text", "text": "not visible"}], "isError": true});
@@ -591,6 +704,7 @@ fn apply_batch(s: &mut State, h: &Value, faults: &HostFaults) -> bool {
         let toolset = e["toolset"].as_str().unwrap_or("").to_owned();
         let open = e["state"] == json!("open");
         match e.get("instance").and_then(Value::as_str) {
+            Some(_) if open && faults.ignore_foreign_opens => {}
             Some(i) if open => {
                 s.instances.insert((toolset, i.to_owned()));
             }

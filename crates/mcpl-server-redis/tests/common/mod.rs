@@ -81,6 +81,16 @@ impl Drop for RedisServer {
     }
 }
 
+/// A store opened outside any runtime (for the blocking document API).
+pub fn store_blocking(url: &str, prefix: &str) -> RedisStore {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(RedisStore::open(url, prefix))
+        .expect("redis reachable")
+}
+
 /// Declarations: an instanced `game` with `play`.
 pub fn decls() -> Declarations {
     Declarations::new("arcade", "0.1.0").toolset(ToolsetDef::new("game", "Go").instances().tool(
@@ -118,7 +128,11 @@ pub struct Replica {
 impl Replica {
     /// A replica on `url` under `prefix`.
     pub async fn start(url: &str, prefix: &str) -> Replica {
-        let store = Arc::new(RedisStore::open(url, prefix).expect("redis reachable"));
+        let store = Arc::new(
+            RedisStore::open(url, prefix)
+                .await
+                .expect("redis reachable"),
+        );
         let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
         let server = Server::with_store(
             decls().build().unwrap(),

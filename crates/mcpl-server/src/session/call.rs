@@ -5,12 +5,13 @@ use super::catalog::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
 use super::statement::{own_definition, visible_in};
 use super::toolsets::list_or_none;
 use super::{Effect, Pending, Session};
-use crate::context::{Call, CallId, CallKind, Context, Outcome, Reply};
+use crate::context::{Call, CallKind, Context, Outcome, Reply};
 use crate::decl::Home;
 use crate::error::{Error, Refusal};
+use crate::principal::CallId;
 use crate::schema::Schema;
-use crate::store::{OpenKey, with_state};
-use crate::update::{PrincipalChange, Touch, Update, seed};
+use crate::store::OpenKey;
+use crate::update::{PrincipalChange, Touch, Update};
 use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::mcp::{CallToolParams, CallToolResult};
 use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
@@ -18,7 +19,7 @@ use serde_json::{Map, Value};
 use std::time::Instant;
 
 /// A tool call that passed routing, waiting to be gated and run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct PlannedCall {
     request: RequestId,
     tool: String,
@@ -86,24 +87,24 @@ impl Session {
             Route::Refuse(text) => self.tool_error(id, &text),
             Route::OpenFirst(key) => {
                 let plan = Box::new(plan(Some(key.clone())));
-                if let Some(why) = self.server.store().refuse_opens() {
+                if let Some(why) = self.refuse_opens() {
                     return self.tool_error(id, &why);
                 }
-                // Mark it opening atomically, as `toolsets/open` does.
-                let started = with_state(self.server.store(), &self.principal, |s| {
-                    if s.open.contains_key(&key) {
-                        return false;
-                    }
-                    let mut open = crate::update::new_open(
-                        String::new(),
-                        Value::Null,
-                        crate::store::Opener::Host(self.connection),
-                    );
-                    open.phase = crate::store::Phase::Opening;
-                    s.open.insert(key.clone(), open);
-                    true
-                });
-                if started {
+                // Mark it opening in this step's write, as `toolsets/open` does.
+                let connection = self.connection;
+                let already_open = self.state.open.contains_key(&key) || {
+                    self.edit(|s| {
+                        let mut open = crate::update::new_open(
+                            String::new(),
+                            Value::Null,
+                            crate::store::Opener::Host(connection),
+                        );
+                        open.phase = crate::store::Phase::Opening;
+                        s.open.insert(key.clone(), open);
+                    });
+                    false
+                };
+                if !already_open {
                     self.start_open(id, key, Value::Null, true, Some(plan));
                 } else {
                     self.start_tool(now, *plan);
@@ -122,10 +123,7 @@ impl Session {
         if !entry.instanced() {
             // §4.3: servers ignore `mcpl/instance` on a toolset without instances.
             let key = OpenKey::new(toolset.clone(), None);
-            let is_open = with_state(self.server.store(), &self.principal, |s| {
-                seed(&catalog, s);
-                s.open.contains_key(&key)
-            });
+            let is_open = self.state.open.contains_key(&key);
             return match (is_open, self.host.tool_hints) {
                 (true, _) => Route::To(Some(key)),
                 // §6.3: implicitly open for hosts without `toolHints`, unless it needs options.
@@ -196,8 +194,8 @@ impl Session {
     pub(super) fn start_tool(&mut self, _now: Instant, plan: PlannedCall) {
         let catalog = self.server.catalog();
         let key = plan.key.clone();
-        let (visible, own, options) = with_state(self.server.store(), &self.principal, |s| {
-            seed(&catalog, s);
+        let (visible, own, options) = {
+            let s = &self.state;
             let options = key
                 .as_ref()
                 .and_then(|k| s.open.get(k))
@@ -208,7 +206,7 @@ impl Session {
                 own_definition(s, key.as_ref(), &plan.tool),
                 options,
             )
-        });
+        };
         if !visible {
             let where_ = key
                 .as_ref()
@@ -285,19 +283,19 @@ impl Session {
                 let (request, expected) = match pending {
                     Pending::Tool { request } => (request, "tool"),
                     Pending::Open { request, key, .. } => {
-                        with_state(self.server.store(), &self.principal, |s| {
-                            if s.open.get(&key).is_some_and(|o| !o.is_listed()) {
-                                s.open.remove(&key);
-                            }
-                        });
+                        if self.state.open.get(&key).is_some_and(|o| !o.is_listed()) {
+                            self.edit(|s| s.open.remove(&key));
+                        }
                         (request, "open")
                     }
                     Pending::Close { request, key, .. } => {
-                        with_state(self.server.store(), &self.principal, |s| {
-                            if let Some(o) = s.open.get_mut(&key) {
-                                o.phase = crate::store::Phase::Open;
-                            }
-                        });
+                        if self.state.open.contains_key(&key) {
+                            self.edit(|s| {
+                                if let Some(o) = s.open.get_mut(&key) {
+                                    o.phase = crate::store::Phase::Open;
+                                }
+                            });
+                        }
                         (request, "close")
                     }
                     Pending::Disconnect => unreachable!("matched above"),
@@ -322,13 +320,12 @@ impl Session {
         let Context { own, others, .. } = context;
         let catalog = self.server.catalog();
         let env = self.server.env(&catalog, now);
-        let (touches, bad) = with_state(self.server.store(), &self.principal, |s| {
-            seed(&catalog, s);
-            match crate::update::commit(&env, s, &own) {
-                Ok(t) => (t, None),
-                Err(e) => (Vec::new(), Some(e)),
-            }
-        });
+        // An update that records nothing changes no state, and needs no write.
+        self.dirty |= !own.ops.is_empty();
+        let (touches, bad) = match crate::update::commit(&env, &mut self.state, &own) {
+            Ok(t) => (t, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
         let st = self.statement_for(&touches);
         let suggest = own.suggest.clone();
         if cancelled {
@@ -355,17 +352,23 @@ impl Session {
         others: Vec<(crate::principal::Principal, Update)>,
         bad: Option<Error>,
     ) -> Result<(), Error> {
+        let _ = now;
         self.publish(PrincipalChange {
             principal: self.principal.clone(),
             origin: Some(self.connection),
             touches,
             event: own.event,
             suggest: own.suggest,
+            state: None,
+            restated: false,
         });
         let mut first_err = bad;
+        let catalog = self.server.catalog();
         for (principal, update) in others {
-            match self.server.apply(now, &principal, update) {
-                Ok(change) => self.publish(change),
+            // What the declarations alone refuse is refused here; the rest is checked
+            // against the principal's state when the driver applies it.
+            match crate::update::check(&catalog, &update) {
+                Ok(()) => self.effects.push_back(Effect::Apply(principal, update)),
                 Err(e) => {
                     first_err.get_or_insert(e);
                 }

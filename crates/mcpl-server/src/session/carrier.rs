@@ -67,7 +67,7 @@ impl Session {
         let catalog = self.server.catalog();
         let mut params = PushEventParams::new(
             catalog.event_feature_set.clone(),
-            format!("{}-ev-{n}", self.connection),
+            format!("{}-{}-ev-{n}", self.event_prefix, self.connection),
             self.server.config().clock.iso8601(now),
             event.content.clone(),
         );

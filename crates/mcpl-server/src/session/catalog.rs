@@ -4,8 +4,7 @@ use super::Session;
 use super::statement::{presence_of, visible_in};
 use crate::decl::{Catalog, Home};
 use crate::error::Refusal;
-use crate::store::{OpenKey, PrincipalState, with_state};
-use crate::update::seed;
+use crate::store::{OpenKey, PrincipalState};
 use mcpl_protocol::jsonrpc::{Message, Notification, RequestId};
 use mcpl_protocol::mcp::{
     Implementation, InitializeParams, InitializeResult, ServerCapabilities, Tool, ToolsCapability,
@@ -20,12 +19,7 @@ use mcpl_protocol::rfc014::ToolHintsMeta;
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 
-/// §11: the compatibility tool that opens (or adopts) and makes current.
-pub const TOOLSET_OPEN: &str = "toolset_open";
-/// §11: the compatibility tool that closes.
-pub const TOOLSET_CLOSE: &str = "toolset_close";
-/// §11: the compatibility tool that only chooses among open instances.
-pub const TOOLSET_CHOOSE: &str = "toolset_choose";
+pub(super) use crate::decl::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
 
 fn compat_tools(catalog: &Catalog) -> Vec<Tool> {
     let names: Vec<Value> = catalog
@@ -143,10 +137,7 @@ impl Session {
     pub(super) fn tools_list(&mut self, _now: Instant, id: RequestId) {
         let catalog = self.server.catalog();
         let hints = self.host.tool_hints;
-        let tools = with_state(self.server.store(), &self.principal, |s| {
-            seed(&catalog, s);
-            listed_tools(&catalog, s, hints)
-        });
+        let tools = listed_tools(&catalog, &self.state, hints);
         let mut result = ToolsListResult::new(tools);
         if hints {
             // §6.1: no rev of its own; it names the last rev taken (0 before any).

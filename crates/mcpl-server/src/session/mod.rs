@@ -1,22 +1,28 @@
 //! The sans-IO session core: one [`Session`] per connection.
 //!
-//! A session never reads a clock, spawns a task or touches a socket. Messages and time come in
-//! through `handle_*`; what to write, what app code to run and what to tell the principal's
-//! other connections come out of [`Session::poll_effect`].
+//! A session never reads a clock, spawns a task, touches a socket or calls a store. Messages,
+//! time and the principal's stored state come in through `handle_*`; what to write, what app
+//! code to run, what to store and what to tell the principal's other connections come out of
+//! [`Session::poll_effect`]. Each input runs as one *step* on the session's copy of the
+//! principal's state (see `step`): a step that changed it asks for a [`WriteSet`] and holds
+//! its other effects back until the write is acknowledged; on a conflict it runs again on
+//! the state the store holds now.
 
 mod call;
 mod carrier;
 mod catalog;
 mod compat;
 mod statement;
+mod step;
 mod toolsets;
 
-use crate::context::{AfterCommit, Call, CallId, Context, Outcome};
+use crate::context::{AfterCommit, Call, Context, Outcome};
 use crate::error::{Error, Refusal};
+use crate::principal::CallId;
 use crate::principal::{ConnectionId, Principal};
-use crate::server::Server;
-use crate::store::{OpenKey, with_state};
-use crate::update::PrincipalChange;
+use crate::shared::Shared;
+use crate::store::{OpenKey, PrincipalState, WriteSet};
+use crate::update::{PrincipalChange, Update};
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{InstanceName, Rev, ToolsetName};
@@ -27,13 +33,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 pub(crate) use call::PlannedCall;
-pub use catalog::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
+use step::{Input, Staged};
 
 /// What the session asks its driver to do. Drain with [`Session::poll_effect`] and handle
 /// each in order.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Effect {
+    /// Read the principal's state from the store and hand it to
+    /// [`Session::handle_state`]. Asked once, first; until it is answered, inputs wait.
+    Load(Principal),
+    /// Store this change of the principal's state if the store still holds the version it
+    /// was computed from, then answer with [`Session::handle_written`] (stored),
+    /// [`Session::handle_conflict`] (another writer got in first: the step runs again on the
+    /// state given) or [`Session::handle_store_error`] (unreachable). Effects of the step
+    /// that asked for it are held back until then; inputs fed meanwhile wait.
+    Write(WriteSet),
+    /// Commit `update` to another principal's state (app code's
+    /// [`Context::update_for`](crate::Context::update_for)) with
+    /// [`Server::apply_to`] on its stored state, store it, and hand the change to that
+    /// principal's sessions.
+    Apply(Principal, Update),
     /// Write this message to the host. Write `Send`s in the order they were polled and never
     /// drop one: a hint-carrying message took its rev when it was queued, so writing in poll
     /// order is what makes "allocate and write" one step (§6.1).
@@ -68,7 +88,7 @@ struct Host {
 }
 
 /// Why a session is waiting for app code.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Pending {
     /// A `tools/call`.
     Tool { request: RequestId },
@@ -97,7 +117,10 @@ enum Pending {
 ///   [`handle_principal_change`](Self::handle_principal_change) for changes published by other
 ///   sessions or by the server, [`handle_catalog_change`](Self::handle_catalog_change) after
 ///   [`Server::replace_catalog`], [`handle_timeout`](Self::handle_timeout) at the deadline and
-///   [`handle_disconnect`](Self::handle_disconnect) when the transport closes.
+///   [`handle_disconnect`](Self::handle_disconnect) when the transport closes; and the
+///   store's answers: [`handle_state`](Self::handle_state) for [`Effect::Load`], and
+///   [`handle_written`](Self::handle_written), [`handle_conflict`](Self::handle_conflict) or
+///   [`handle_store_error`](Self::handle_store_error) for [`Effect::Write`].
 /// - `poll_*` drain output: [`poll_effect`](Self::poll_effect) until `None`, then
 ///   [`poll_timeout`](Self::poll_timeout). `now` must never go backwards.
 /// - Getters: [`rev`](Self::rev), [`principal`](Self::principal), ...
@@ -106,7 +129,7 @@ enum Pending {
 /// tool error and changes nothing. `Err` is returned for caller misuse only.
 #[derive(Debug)]
 pub struct Session {
-    server: Server,
+    server: Arc<Shared>,
     principal: Principal,
     connection: ConnectionId,
     host: Host,
@@ -122,11 +145,31 @@ pub struct Session {
     disconnected: bool,
     /// Ids of our `push/event` requests the host has not answered yet.
     pending_events: HashSet<RequestId>,
+    /// Where this session's `push/event` ids start (unique per process: see
+    /// [`Session::set_event_prefix`]).
+    event_prefix: String,
+    /// The principal's state as this session last read or wrote it, with its version.
+    state: PrincipalState,
+    version: u64,
+    /// Whether the state was read yet ([`Effect::Load`] answered).
+    loaded: bool,
+    /// Whether `state` has changes not stored yet.
+    dirty: bool,
+    /// Whether the principal's state is to be forgotten (§5.6, per-connection principals).
+    forget: bool,
+    /// Set while a step runs again after the store failed: why opens are refused.
+    store_down: Option<String>,
+    /// The step waiting for its write, with the effects it holds back.
+    staged: Option<Staged>,
+    /// Inputs waiting for the state or for a write.
+    inbox: VecDeque<Input>,
+    /// Hooks of finished calls whose step runs again.
+    rerun_hooks: HashMap<CallId, AfterCommit>,
 }
 
 impl Session {
     pub(crate) fn new(
-        server: Server,
+        server: Arc<Shared>,
         principal: Principal,
         connection: ConnectionId,
         _now: Instant,
@@ -146,7 +189,40 @@ impl Session {
             announced: None,
             disconnected: false,
             pending_events: HashSet::new(),
+            event_prefix: "local".to_owned(),
+            state: PrincipalState::default(),
+            version: 0,
+            loaded: false,
+            dirty: false,
+            forget: false,
+            store_down: None,
+            staged: None,
+            inbox: VecDeque::from([]),
+            rerun_hooks: HashMap::new(),
         }
+        .asking_for_state()
+    }
+
+    fn asking_for_state(mut self) -> Self {
+        self.effects.push_back(Effect::Load(self.principal.clone()));
+        self
+    }
+
+    /// Sets where this session's `push/event` ids start: ids read `PREFIX-CONNECTION-ev-N`.
+    /// A driver passes a prefix unique to its process (random, chosen at start), so ids stay
+    /// unique across connections, processes and restarts; tests pass a fixed one.
+    pub fn set_event_prefix(&mut self, prefix: impl Into<String>) {
+        self.event_prefix = prefix.into();
+    }
+
+    /// The principal's state as this session holds it now.
+    pub fn state(&self) -> &PrincipalState {
+        &self.state
+    }
+
+    /// The store version [`state`](Self::state) was read at or written as.
+    pub fn state_version(&self) -> u64 {
+        self.version
     }
 
     /// The principal this connection acts for.
@@ -190,14 +266,20 @@ impl Session {
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) should next run: the next expiry of an
-    /// ended record of this principal.
+    /// ended record of this principal, in the state this session holds.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        with_state(self.server.store(), &self.principal, |s| s.next_expiry())
+        self.state.next_expiry()
     }
 
     /// Expires ended records (§5.3). Harmless when spurious.
     pub fn handle_timeout(&mut self, now: Instant) {
-        with_state(self.server.store(), &self.principal, |s| s.expire(now));
+        let _ = self.submit(Input::Timeout(now));
+    }
+
+    fn expire(&mut self, now: Instant) {
+        if self.state.next_expiry().is_some_and(|t| t <= now) {
+            self.edit(|s| s.expire(now));
+        }
     }
 
     /// Asks the driver to close the connection (server shutdown, say).
@@ -207,6 +289,10 @@ impl Session {
 
     /// Feeds one frame from the host, in read order.
     pub fn handle_message(&mut self, now: Instant, message: Message) {
+        let _ = self.submit(Input::Message(now, message));
+    }
+
+    fn message(&mut self, now: Instant, message: Message) {
         if self.disconnected {
             return;
         }
@@ -287,17 +373,30 @@ impl Session {
     /// `Send` is queued). `Err` means misuse: an unknown call (nothing is queued), or a reply
     /// of the wrong kind (the request then gets an internal error), or an update that does
     /// not fit the declarations (the reply is still sent, without it).
+    ///
+    /// While the session waits for its state or a write, the outcome waits too, and errors
+    /// found when it runs are logged instead.
     pub fn handle_call_done(
         &mut self,
         now: Instant,
         call: CallId,
-        mut outcome: Outcome,
+        outcome: Outcome,
     ) -> Result<(), Error> {
+        if !self.calls.contains_key(&call) && !self.inbox_has_call(call) {
+            return Err(Error::UnknownCall(call));
+        }
+        self.submit(Input::CallDone(now, call, Box::new(outcome)))
+    }
+
+    fn call_done(&mut self, now: Instant, call: CallId, mut outcome: Outcome) -> Result<(), Error> {
         let Some((pending, cancelled)) = self.calls.remove(&call) else {
             return Err(Error::UnknownCall(call));
         };
         let cancelled = cancelled.load(Ordering::Acquire);
-        let hooks = std::mem::take(&mut outcome.context.after_commit);
+        let hooks = match self.rerun_hooks.remove(&call) {
+            Some(hooks) => hooks,
+            None => std::mem::take(&mut outcome.context.after_commit),
+        };
         match &pending {
             Pending::Tool { request }
             | Pending::Open { request, .. }
@@ -310,7 +409,7 @@ impl Session {
         if self.disconnected && self.principal.ends_at_disconnect() {
             // §5.6: the state went with the connection; a call that finished late must not
             // leave a copy behind that nobody will ever serve again.
-            self.server.store().remove(&self.principal);
+            self.forget_state();
         }
         // §6.1: everything the call caused has its rev now; what the hooks start comes after.
         self.effects.push_back(Effect::Committed { call, hooks });
@@ -318,11 +417,28 @@ impl Session {
     }
 
     /// Feeds a change published by another session or by the server ([`Effect::Publish`],
-    /// [`Server::apply`]). Changes of other principals, and this session's own, are ignored.
+    /// [`Server::apply_to`]). Changes of other principals, and this session's own, are ignored.
     /// Queues a push that carries the hints where `pushEvents` is granted and an event
     /// explains them, else `tools/hints` (§6.2); nothing for hosts without `toolHints` but
     /// the event itself (§6.3).
+    ///
+    /// A change that carries the principal's state ([`PrincipalChange::with_state`]) newer
+    /// than this session's copy replaces the copy first.
     pub fn handle_principal_change(&mut self, now: Instant, change: &PrincipalChange) {
+        if change.principal != self.principal || change.origin == Some(self.connection) {
+            return;
+        }
+        let _ = self.submit(Input::Change(now, change.clone()));
+    }
+
+    fn principal_change(&mut self, now: Instant, change: &PrincipalChange) {
+        if let Some(stored) = &change.state {
+            if change.restated {
+                self.restate_from(stored);
+            } else {
+                self.adopt(stored);
+            }
+        }
         if self.disconnected
             || change.principal != self.principal
             || change.origin == Some(self.connection)
@@ -336,7 +452,11 @@ impl Session {
     /// Tells the host that the declarations changed, after [`Server::replace_catalog`]:
     /// `mcpl/manifestChanged` when the manifest it sees changed, and
     /// `notifications/tools/list_changed`.
-    pub fn handle_catalog_change(&mut self, _now: Instant) {
+    pub fn handle_catalog_change(&mut self, now: Instant) {
+        let _ = self.submit(Input::Catalog(now));
+    }
+
+    fn catalog_change(&mut self) {
         if self.disconnected || !self.host.initialized && self.announced.is_none() {
             return;
         }
@@ -349,6 +469,10 @@ impl Session {
     /// [`CallKind::Close`](crate::CallKind::Close) `{disconnect: true}` for app cleanup, and
     /// the principal's state is dropped.
     pub fn handle_disconnect(&mut self, now: Instant) {
+        let _ = self.submit(Input::Disconnect(now));
+    }
+
+    fn disconnect(&mut self, now: Instant) {
         if self.disconnected {
             return;
         }

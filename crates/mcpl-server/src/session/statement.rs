@@ -3,8 +3,8 @@
 
 use super::Session;
 use crate::decl::{Catalog, Home};
-use crate::store::{OpenKey, PrincipalState, with_state};
-use crate::update::{Touch, seed};
+use crate::store::{OpenKey, PrincipalState};
+use crate::update::Touch;
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{Presence, ToolHintEntry, ToolsetChange, ToolsetState};
 
@@ -216,9 +216,6 @@ impl Session {
     /// The statement of `touches` as this principal's state holds them now.
     pub(super) fn statement_for(&self, touches: &[Touch]) -> Statement {
         let catalog = self.server.catalog();
-        with_state(self.server.store(), &self.principal, |s| {
-            seed(&catalog, s);
-            from_touches(&catalog, s, touches)
-        })
+        from_touches(&catalog, &self.state, touches)
     }
 }

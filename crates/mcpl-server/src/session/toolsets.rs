@@ -5,8 +5,8 @@ use super::statement;
 use super::{Effect, Pending, PlannedCall, Session};
 use crate::context::{Call, CallKind, CloseReply, Context, OpenReply};
 use crate::error::{Error, Refusal};
-use crate::store::{OpenKey, Opener, Phase, with_state};
-use crate::update::{self, Touch, new_open, seed};
+use crate::store::{OpenKey, Opener, Phase};
+use crate::update::{self, Touch, new_open};
 use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_protocol::rfc014::{
@@ -93,9 +93,10 @@ impl Session {
         Ok((name, instance, options))
     }
 
-    /// Adopts, refuses as busy, or marks a new open, in one atomic step of the store.
+    /// Adopts, refuses as busy, or marks a new open (stored with this step's write, so two
+    /// replicas opening at once cannot both start it).
     pub(super) fn begin_open(
-        &self,
+        &mut self,
         toolset: ToolsetName,
         instance: Option<InstanceName>,
         options: &Value,
@@ -106,11 +107,12 @@ impl Session {
             .is_some_and(|e| e.instanced());
         let connection = self.connection;
         let max_open = self.server.config().max_open_instances;
-        if let Some(why) = self.server.store().refuse_opens() {
+        if let Some(why) = self.refuse_opens() {
             return Begin::Unavailable(why);
         }
-        with_state(self.server.store(), &self.principal, |s| {
-            seed(&catalog, s);
+        let before = self.state.next_instance;
+        let s = &mut self.state;
+        let begin = {
             let key = match instance.clone() {
                 Some(i) => OpenKey::new(toolset.clone(), Some(i)),
                 None if instanced => {
@@ -149,7 +151,11 @@ impl Session {
                     Begin::Started(key)
                 }
             }
-        })
+        };
+        if matches!(begin, Begin::Started(_)) || self.state.next_instance != before {
+            self.dirty = true;
+        }
+        begin
     }
 
     /// A context for app code running in `key`.
@@ -268,17 +274,15 @@ impl Session {
     }
 
     /// Marks `key` closing if it is open; `Err(())` when it is not open.
-    pub(super) fn begin_close(&self, key: &OpenKey) -> Result<Value, ()> {
-        let catalog = self.server.catalog();
-        with_state(self.server.store(), &self.principal, |s| {
-            seed(&catalog, s);
-            match s.open.get_mut(key) {
-                Some(o) if o.phase == Phase::Open => {
-                    o.phase = Phase::Closing;
-                    Ok(o.options.clone())
-                }
-                _ => Err(()),
-            }
+    pub(super) fn begin_close(&mut self, key: &OpenKey) -> Result<Value, ()> {
+        match self.state.open.get(key) {
+            Some(o) if o.phase == Phase::Open => {}
+            _ => return Err(()),
+        }
+        self.edit(|s| {
+            let o = s.open.get_mut(key).expect("checked above");
+            o.phase = Phase::Closing;
+            Ok(o.options.clone())
         })
     }
 
@@ -336,9 +340,9 @@ impl Session {
 
     pub(super) fn toolsets_list(&mut self, now: Instant, id: RequestId) {
         let catalog = self.server.catalog();
-        let (open, ended, full) = with_state(self.server.store(), &self.principal, |s| {
-            seed(&catalog, s);
-            s.expire(now);
+        self.expire(now);
+        let (open, ended, full) = {
+            let s = &self.state;
             let open: Vec<OpenEntry> = s
                 .open
                 .iter()
@@ -353,7 +357,7 @@ impl Session {
                 .collect();
             let ended: Vec<_> = s.ended.iter().map(|e| e.record.clone()).collect();
             (open, ended, statement::full(&catalog, s))
-        });
+        };
         // §5.3: the full statement is always present and always takes a rev.
         let hints = self.stamp_full(full);
         let result = ListResult {
@@ -371,12 +375,11 @@ impl Session {
 
     /// The open instances of `toolset` for this principal, by name.
     pub(super) fn open_instances(&self, toolset: &ToolsetName) -> Vec<String> {
-        with_state(self.server.store(), &self.principal, |s| {
-            s.instances_of(toolset.as_str())
-                .into_iter()
-                .map(|i| i.to_string())
-                .collect()
-        })
+        self.state
+            .instances_of(toolset.as_str())
+            .into_iter()
+            .map(|i| i.to_string())
+            .collect()
     }
 
     /// Finishes an open: refused (nothing opens, `-32602` or a tool error) or opened (hints
@@ -395,11 +398,14 @@ impl Session {
     ) -> Result<(), Error> {
         let catalog = self.server.catalog();
         if let Some(why) = reply.refusal {
-            with_state(self.server.store(), &self.principal, |s| {
-                if s.open.get(&key).is_some_and(|o| o.phase == Phase::Opening) {
-                    s.open.remove(&key);
-                }
-            });
+            if self
+                .state
+                .open
+                .get(&key)
+                .is_some_and(|o| o.phase == Phase::Opening)
+            {
+                self.edit(|s| s.open.remove(&key));
+            }
             let text = format!("the server refused to open {}: {why}", key.describe());
             if !cancelled {
                 match compat {
@@ -417,7 +423,9 @@ impl Session {
             options,
             ..
         } = context;
-        let (touches, bad) = with_state(self.server.store(), &self.principal, |s| {
+        self.dirty = true;
+        let (touches, bad) = {
+            let s = &mut self.state;
             if let Some(o) = s.open.get_mut(&key) {
                 o.phase = Phase::Open;
                 o.title = match (&reply.title, entry) {
@@ -439,10 +447,8 @@ impl Session {
                 }
                 Err(e) => (touches, Some(e)),
             }
-        });
-        let title = with_state(self.server.store(), &self.principal, |s| {
-            s.open.get(&key).map(|o| o.title.clone())
-        });
+        };
+        let title = self.state.open.get(&key).map(|o| o.title.clone());
         if title.is_none() && self.disconnected && self.principal.ends_at_disconnect() {
             // §5.6: the connection went while the open handler ran, and its toolsets ended
             // without this one. The app opened it, so it gets the same cleanup call.
@@ -525,7 +531,9 @@ impl Session {
             .reason
             .clone()
             .or_else(|| Some(format!("{} was closed by a host", key.describe())));
-        let (touches, bad) = with_state(self.server.store(), &self.principal, |s| {
+        self.dirty = true;
+        let (touches, bad) = {
+            let s = &mut self.state;
             let mut touches = Vec::new();
             if let Some(id) = update::end(&env, s, &key, reason.clone()) {
                 touches.push(Touch::State {
@@ -542,7 +550,7 @@ impl Session {
                 }
                 Err(e) => (touches, Some(e)),
             }
-        });
+        };
         if key.instance.is_some() && self.current.get(&key.toolset) == key.instance.as_ref() {
             self.current.remove(&key.toolset);
         }
@@ -579,14 +587,14 @@ impl Session {
 
     /// §5.6: a per-connection principal's toolsets end with its connection.
     pub(super) fn end_at_disconnect(&mut self, _now: Instant) {
-        let keys: Vec<(OpenKey, Value)> = with_state(self.server.store(), &self.principal, |s| {
-            s.open
-                .iter()
-                .filter(|(_, o)| o.is_listed())
-                .map(|(k, o)| (k.clone(), o.options.clone()))
-                .collect()
-        });
-        self.server.store().remove(&self.principal);
+        let keys: Vec<(OpenKey, Value)> = self
+            .state
+            .open
+            .iter()
+            .filter(|(_, o)| o.is_listed())
+            .map(|(k, o)| (k.clone(), o.options.clone()))
+            .collect();
+        self.forget_state();
         for (key, options) in keys {
             let context = self.context(Some(&key), options);
             let id = self.new_call(Pending::Disconnect, &context);

@@ -6,10 +6,12 @@
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{
-    Call, CallKind, CloseReply, ConnectionId, Declarations, Effect, Event, OpenReply, Outcome,
-    Principal, Reply, Server, ServerConfig, Session, ToolDef, ToolsetDef, WallClock,
+    Call, CallKind, CloseReply, ConnectionId, Declarations, Effect, Event, MemoryStore, OpenReply,
+    Outcome, Principal, PrincipalChange, PrincipalState, Reply, Server, ServerConfig, Session,
+    ToolDef, ToolsetDef, Update, Versioned, WallClock, WriteSet, Written,
 };
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 /// The test world's declarations: a Go-like instanced toolset `game`, a default-open `tips`,
@@ -139,9 +141,11 @@ pub struct Conn {
     pub taken: usize,
 }
 
-/// Sessions, a virtual clock, and the fan-out between sessions.
+/// Sessions, a virtual clock, the principal states (read and written synchronously, as a
+/// driver would through a store), and the fan-out between sessions.
 pub struct World {
     pub server: Server,
+    pub store: Arc<MemoryStore>,
     pub t0: Instant,
     pub now: Instant,
     pub conns: Vec<Conn>,
@@ -157,16 +161,19 @@ impl World {
     pub fn new(decls: Declarations) -> Self {
         let t0 = Instant::now();
         let clock = WallClock::new(t0, UNIX_EPOCH + Duration::from_secs(1_769_164_200));
-        let server = Server::new(
+        let store = Arc::new(MemoryStore::new());
+        let server = Server::with_store(
             decls.build().expect("fixture declarations are valid"),
             ServerConfig::new(clock),
+            store.clone(),
         );
-        World::with_server(server, t0)
+        World::with_server(server, store, t0)
     }
 
-    pub fn with_server(server: Server, t0: Instant) -> Self {
+    pub fn with_server(server: Server, store: Arc<MemoryStore>, t0: Instant) -> Self {
         World {
             server,
+            store,
             t0,
             now: t0,
             conns: Vec::new(),
@@ -302,15 +309,60 @@ impl World {
     }
 
     /// Commits a server-side update for `principal` and fans it out.
-    pub fn apply(&mut self, principal: &Principal, update: mcpl_server::Update) {
-        let change = self
-            .server
-            .apply(self.now, principal, update)
-            .expect("valid update");
-        for c in &mut self.conns {
-            c.session.handle_principal_change(self.now, &change);
-        }
+    pub fn apply(&mut self, principal: &Principal, update: Update) {
+        let change = self.commit(principal, &update).expect("valid update");
+        self.deliver(&change);
         self.drive();
+    }
+
+    /// `principal`'s stored state as its first connection sees it.
+    pub fn state(&self, principal: &Principal) -> PrincipalState {
+        self.server.seeded(self.store.load_now(principal).state)
+    }
+
+    /// Reads, commits and writes `update` for `principal`, as the driver's committer does.
+    pub fn commit(
+        &mut self,
+        principal: &Principal,
+        update: &Update,
+    ) -> Result<PrincipalChange, mcpl_server::Error> {
+        edit_stored(&self.store, principal, |state| {
+            self.server.apply_to(self.now, principal, state, update)
+        })
+    }
+
+    /// Replaces the declarations and ends removed toolsets in every stored state, as the
+    /// driver's committer does; returns the changes (not delivered yet).
+    pub fn replace_catalog(&mut self, catalog: mcpl_server::Catalog) -> Vec<PrincipalChange> {
+        let removed = self.server.replace_catalog(catalog);
+        let mut changes = Vec::new();
+        for principal in self.store.principals_now() {
+            let stored = self.store.load_now(&principal);
+            let mut state = stored.state;
+            let Some(change) = self
+                .server
+                .end_removed(self.now, &removed, &principal, &mut state)
+            else {
+                continue;
+            };
+            let write = WriteSet {
+                principal: principal.clone(),
+                read: stored.version,
+                state: Some(state.clone()),
+            };
+            let Written::Done { version } = self.store.write_now(&write) else {
+                panic!("nothing else writes in the test world");
+            };
+            changes.push(change.with_state(Versioned { state, version }));
+        }
+        changes
+    }
+
+    /// Hands `change` to every session.
+    pub fn deliver(&mut self, change: &PrincipalChange) {
+        for c in &mut self.conns {
+            c.session.handle_principal_change(self.now, change);
+        }
     }
 
     /// Runs every session's effects until all are idle (held calls stay held).
@@ -321,6 +373,15 @@ impl World {
                 while let Some(effect) = self.conns[i].session.poll_effect() {
                     progressed = true;
                     match effect {
+                        Effect::Load(principal) => {
+                            let stored = self.store.load_now(&principal);
+                            self.conns[i].session.handle_state(self.now, stored);
+                        }
+                        Effect::Write(write) => self.write(i, &write),
+                        Effect::Apply(principal, update) => {
+                            let change = self.commit(&principal, &update).expect("valid update");
+                            self.deliver(&change);
+                        }
                         Effect::Send(msg) => {
                             let label = self.conns[i].label.clone();
                             self.log(&label, "server>", &msg);
@@ -342,6 +403,15 @@ impl World {
             if !progressed {
                 break;
             }
+        }
+    }
+
+    /// Runs connection `i`'s write against the store, as the driver does.
+    pub fn write(&mut self, i: usize, write: &WriteSet) {
+        let now = self.now;
+        match self.store.write_now(write) {
+            Written::Done { version } => self.conns[i].session.handle_written(now, version),
+            Written::Conflict(stored) => self.conns[i].session.handle_conflict(now, stored),
         }
     }
 
@@ -446,4 +516,25 @@ pub fn ada() -> Principal {
 
 pub fn bob() -> Principal {
     Principal::authenticated("bob")
+}
+
+/// Runs `edit` on `principal`'s stored state and writes it back (once: the world is single
+/// threaded, so nothing else writes in between); the change carries the stored state.
+pub fn edit_stored(
+    store: &MemoryStore,
+    principal: &Principal,
+    edit: impl FnOnce(&mut PrincipalState) -> Result<PrincipalChange, mcpl_server::Error>,
+) -> Result<PrincipalChange, mcpl_server::Error> {
+    let stored = store.load_now(principal);
+    let mut state = stored.state;
+    let change = edit(&mut state)?;
+    let write = WriteSet {
+        principal: principal.clone(),
+        read: stored.version,
+        state: Some(state.clone()),
+    };
+    match store.write_now(&write) {
+        Written::Done { version } => Ok(change.with_state(Versioned { state, version })),
+        Written::Conflict(_) => panic!("nothing else writes in the test world"),
+    }
 }

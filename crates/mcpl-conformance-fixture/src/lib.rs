@@ -1,4 +1,4 @@
-//! The conformance fixture contract (`docs/CONFORMANCE.md`) on this SDK, ready to add beside a
+//! The conformance fixture contract (`docs/CONFORMANCE.md`) on the `mcpl-server` SDK, ready to add beside a
 //! server's own tools so `mcpl conformance server` can drive every server vector against it.
 //!
 //! The contract is a handful of `cf-*` toolsets and `cf_*` tools with trivial behaviour; each
@@ -22,9 +22,9 @@ use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_protocol::rfc014::Presence;
 use serde_json::{Map, Value, json};
 
-use crate::driver::{App, Handle};
-use crate::{Catalog, CloseReply, Context, Declarations, Error, Event, OpenReply};
-use crate::{ToolDef, ToolsetDef, Update};
+use mcpl_server::driver::{App, Handle};
+use mcpl_server::{Catalog, CloseReply, Context, Declarations, Error, Event, OpenReply};
+use mcpl_server::{ToolDef, ToolsetDef, Update};
 
 /// Declared toolset with instances, `default: "closed"`, options `{level?: 1..3}`.
 pub const INSTANCED: &str = "cf-game";

@@ -1,0 +1,291 @@
+//! The vectors as data: `conformance/vectors.json` (format `mcpl-rfc014-vectors`, version 1).
+//!
+//! Every vector has its id, title, rule and the sides it binds; the vectors expressible as a
+//! request-and-expectation script also carry `steps`, whose expectations live only in the
+//! file. The server suite runs a vector's steps before its coded check, so a changed
+//! expectation changes the verdict; `conformance/run.py` runs the same steps without Rust.
+//! `docs/CONFORMANCE.md` describes the format.
+
+use crate::server::Ctx;
+use crate::server::conn::Profile;
+use crate::verdict::{Step as Outcome, fail};
+use crate::wire::brief;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+
+/// The file as shipped, compiled in.
+const EMBEDDED: &str = include_str!("../../../conformance/vectors.json");
+
+/// The format name the file declares.
+pub const FORMAT: &str = "mcpl-rfc014-vectors";
+/// The format version this suite reads.
+pub const VERSION: u64 = 1;
+
+/// A parsed vector file.
+#[derive(Debug, Clone, Deserialize)]
+pub struct VectorFile {
+    /// `mcpl-rfc014-vectors`.
+    pub format: String,
+    /// The format version.
+    pub version: u64,
+    /// The 38 vectors, in order.
+    pub vectors: Vec<VectorData>,
+}
+
+/// One vector in the file.
+#[derive(Debug, Clone, Deserialize)]
+pub struct VectorData {
+    /// `v01` .. `v38`.
+    pub id: String,
+    /// A short title.
+    pub title: String,
+    /// The rule, restated, with its section.
+    pub rule: String,
+    /// `"server"`, `"host"` or both: the sides the rule binds.
+    pub sides: Vec<String>,
+    /// The scripted steps, for the vectors expressible as requests and expectations.
+    #[serde(default)]
+    pub steps: Vec<Value>,
+}
+
+impl VectorFile {
+    /// Parses a vector file; the error names what is wrong.
+    pub fn parse(text: &str) -> Result<VectorFile, String> {
+        let file: VectorFile =
+            serde_json::from_str(text).map_err(|e| format!("not a vector file: {e}"))?;
+        if file.format != FORMAT || file.version != VERSION {
+            return Err(format!(
+                "format `{}` version {} is not {FORMAT} version {VERSION}",
+                file.format, file.version
+            ));
+        }
+        Ok(file)
+    }
+
+    /// The file shipped with the suite.
+    pub fn embedded() -> VectorFile {
+        VectorFile::parse(EMBEDDED).unwrap_or_else(|e| panic!("conformance/vectors.json: {e}"))
+    }
+
+    /// The vector `id`.
+    pub fn get(&self, id: &str) -> Option<&VectorData> {
+        self.vectors.iter().find(|v| v.id == id)
+    }
+}
+
+/// Replaces `${name}` in every string of `value` with the variable's text.
+fn substitute(value: &Value, vars: &HashMap<String, String>) -> Value {
+    match value {
+        Value::String(s) => {
+            let mut out = s.clone();
+            for (k, v) in vars {
+                out = out.replace(&format!("${{{k}}}"), v);
+            }
+            Value::String(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, vars)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), substitute(x, vars)))
+                .collect::<Map<_, _>>(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Whether `actual` holds `wanted`: equal, or for objects every wanted member held.
+fn holds(actual: &Value, wanted: &Value) -> bool {
+    match (actual, wanted) {
+        (Value::Object(a), Value::Object(w)) => w
+            .iter()
+            .all(|(k, wv)| a.get(k).is_some_and(|av| holds(av, wv))),
+        _ => actual == wanted,
+    }
+}
+
+/// Checks one matcher against an answer (`{"result": ...}` or `{"error": ...}`); `Err` says
+/// what differed.
+pub fn check(answer: &Value, matcher: &Value) -> Result<(), String> {
+    let path = matcher.get("path").and_then(Value::as_str).unwrap_or("");
+    let found = answer.pointer(path);
+    if let Some(want) = matcher.get("exists").and_then(Value::as_bool)
+        && found.is_some() != want
+    {
+        return Err(format!(
+            "{path} should {}exist",
+            if want { "" } else { "not " }
+        ));
+    }
+    if let Some(want) = matcher.get("equals")
+        && found != Some(want)
+    {
+        return Err(format!("{path} should equal {want}, it is {found:?}"));
+    }
+    if let Some(unwanted) = matcher.get("notEquals")
+        && found == Some(unwanted)
+    {
+        return Err(format!("{path} should not equal {unwanted}"));
+    }
+    if let Some(part) = matcher.get("contains")
+        && !contains(found, part)
+    {
+        return Err(format!("{path} should contain {part}, it is {found:?}"));
+    }
+    if let Some(part) = matcher.get("lacks")
+        && contains(found, part)
+    {
+        return Err(format!("{path} should not contain {part}, it is {found:?}"));
+    }
+    Ok(())
+}
+
+/// Whether `found` contains `part`: a substring of a string, or an element of an array that
+/// holds every member given.
+fn contains(found: Option<&Value>, part: &Value) -> bool {
+    match (found, part) {
+        (Some(Value::String(s)), Value::String(p)) => s.contains(p.as_str()),
+        (Some(Value::Array(items)), p) => items.iter().any(|i| holds(i, p)),
+        _ => false,
+    }
+}
+
+/// Runs the steps of vector `id` in `file`, if it has any, against the server under test.
+pub(crate) async fn run_steps(cx: &mut Ctx<'_>, file: &VectorFile, id: &str) -> Outcome {
+    let Some(vector) = file.get(id) else {
+        fail!("conformance/vectors.json has no vector {id}");
+    };
+    let mut vars: HashMap<String, String> = HashMap::new();
+    vars.insert("nonce".into(), cx.nonce.to_string());
+    let mut conn = None;
+    for (n, step) in vector.steps.iter().enumerate() {
+        let n = n + 1;
+        if let Some(connect) = step.get("connect") {
+            let hints = connect.get("toolHints").and_then(Value::as_bool) != Some(false);
+            let profile = if hints {
+                Profile::hinted()
+            } else {
+                Profile::plain()
+            };
+            if let Some(old) = conn.replace(cx.open(profile).await?) {
+                old.close().await;
+            }
+            continue;
+        }
+        let Some(method) = step.get("request").and_then(Value::as_str) else {
+            fail!("conformance/vectors.json {id} step {n} is neither connect nor request");
+        };
+        let Some(c) = conn.as_mut() else {
+            fail!("conformance/vectors.json {id} step {n} requests before connecting");
+        };
+        let params = substitute(step.get("params").unwrap_or(&json!({})), &vars);
+        let answer = match c.request_raw(method, params).await? {
+            Ok(result) => json!({"result": result}),
+            Err(error) => json!({"error": error}),
+        };
+        for matcher in step
+            .get("expect")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let matcher = substitute(matcher, &vars);
+            if let Err(why) = check(&answer, &matcher) {
+                fail!(
+                    "conformance/vectors.json {id} step {n} (`{method}`): {why}; the answer was {}",
+                    brief(&answer)
+                );
+            }
+        }
+        for (name, path) in step
+            .get("save")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let value = path.as_str().and_then(|p| answer.pointer(p));
+            let text = match value {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => fail!(
+                    "conformance/vectors.json {id} step {n} (`{method}`): nothing at {path} to save as {name}"
+                ),
+            };
+            vars.insert(name.clone(), text);
+        }
+    }
+    if let Some(mut c) = conn {
+        c.check_revs()?;
+        c.close().await;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::VECTORS;
+
+    #[test]
+    fn the_file_lists_the_catalogue_s_38_vectors_with_their_titles() {
+        let file = VectorFile::embedded();
+        assert_eq!(file.vectors.len(), 38);
+        for (v, rule) in file.vectors.iter().zip(VECTORS.iter()) {
+            assert_eq!(v.id, rule.id);
+            assert_eq!(v.title, rule.title, "{}", v.id);
+            assert_eq!(v.rule, rule.rfc, "{}", v.id);
+            assert!(!v.sides.is_empty(), "{} binds no side", v.id);
+        }
+    }
+
+    #[test]
+    fn the_file_s_sides_are_the_suites_sides() {
+        let file = VectorFile::embedded();
+        for v in &file.vectors {
+            let server = !crate::server::HOST_ONLY.contains(&v.id.as_str());
+            let host = crate::host::HOST_VECTORS.contains(&v.id.as_str());
+            assert_eq!(v.sides.iter().any(|s| s == "server"), server, "{}", v.id);
+            assert_eq!(v.sides.iter().any(|s| s == "host"), host, "{}", v.id);
+        }
+    }
+
+    #[test]
+    fn matchers_judge_paths() {
+        let a = json!({"result": {"instance": "x", "open": [{"toolset": "t", "title": "T"}],
+                                  "content": [{"text": "a b"}]}});
+        assert!(check(&a, &json!({"path": "/result/instance", "equals": "x"})).is_ok());
+        assert!(check(&a, &json!({"path": "/result/instance", "equals": "y"})).is_err());
+        assert!(check(&a, &json!({"path": "/error", "exists": false})).is_ok());
+        assert!(check(&a, &json!({"path": "/error", "exists": true})).is_err());
+        assert!(check(&a, &json!({"path": "/result/isError", "notEquals": true})).is_ok());
+        assert!(
+            check(
+                &a,
+                &json!({"path": "/result/open", "contains": {"toolset": "t"}})
+            )
+            .is_ok()
+        );
+        assert!(
+            check(
+                &a,
+                &json!({"path": "/result/open", "contains": {"toolset": "u"}})
+            )
+            .is_err()
+        );
+        assert!(
+            check(
+                &a,
+                &json!({"path": "/result/content/0/text", "contains": "b"})
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_wrong_format_or_version_is_refused() {
+        assert!(VectorFile::parse(r#"{"format": "x", "version": 1, "vectors": []}"#).is_err());
+        let v2 = format!(r#"{{"format": "{FORMAT}", "version": 2, "vectors": []}}"#);
+        assert!(VectorFile::parse(&v2).is_err());
+        assert!(VectorFile::parse("[]").is_err());
+    }
+}
