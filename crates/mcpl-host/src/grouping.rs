@@ -34,7 +34,7 @@ use mcpl_protocol::mcp::Tool;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::config::glob;
+use crate::glob::glob;
 use crate::presenter::render;
 
 /// The default `static_limit`: a plain server with more tools than this is grouped.

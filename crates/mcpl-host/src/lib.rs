@@ -55,6 +55,7 @@ pub mod controller;
 #[cfg(feature = "tokio")]
 pub mod driver;
 pub mod error;
+mod glob;
 pub mod grouping;
 pub mod presenter;
 
