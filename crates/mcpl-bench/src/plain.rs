@@ -103,7 +103,7 @@ impl Connector for PlainConnector {
         Box::pin(async move {
             SERVERS
                 .iter()
-                .find(|s| **s == spec.name)
+                .find(|s| spec.name.as_str() == **s)
                 .map(|s| pipe(s))
                 .ok_or_else(|| ConnectError::Unsupported(format!("no plain server {}", spec.name)))
         })
@@ -155,8 +155,12 @@ pub async fn measure_bytes() -> Result<(usize, usize, usize, usize), BenchError>
     // Through the surface: search, open each toolset once, act.
     let specs = SERVERS
         .iter()
-        .map(|s| ServerSpec::new(*s, Target::Embedded))
-        .collect();
+        .map(|s| {
+            mcpl_host::ServerName::parse(s)
+                .map(|name| ServerSpec::new(name, Target::Embedded))
+                .map_err(|e| BenchError::setup("the plain servers", e))
+        })
+        .collect::<Result<_, _>>()?;
     let surface = Surface::start(SurfaceConfig::new(specs), Arc::new(PlainConnector))
         .map_err(|e| BenchError::setup("the surface host", e))?;
     let surface = Arc::new(surface);

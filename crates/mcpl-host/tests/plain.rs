@@ -40,7 +40,7 @@ fn box_server() -> Server {
 fn plain_host(servers: Vec<(&str, Server, Grouping)>) -> Host {
     let mut h = Host::new(vec![]);
     for (name, s, g) in servers {
-        let mut cfg = ControllerConfig::new(name, "alice");
+        let mut cfg = ControllerConfig::new(sn(name), "alice");
         cfg.grouping = Some(g);
         h.pairs.push((name.to_owned(), Pair::with_config(s, cfg)));
     }
@@ -143,7 +143,13 @@ fn list_changed_is_folded_in_without_changing_the_list_only_static_changes_count
         .tools
         .push(plain_tool("git_new", "New."));
     list_changed(&mut h, "box");
-    assert!(h.pres.snapshot("box").unwrap().tool("git_new").is_some());
+    assert!(
+        h.pres
+            .snapshot(&sn("box"))
+            .unwrap()
+            .tool("git_new")
+            .is_some()
+    );
     assert!(!h.pres.needs_rebuild());
     assert!(!h.rebuild());
     assert_eq!(h.names(), first);
@@ -187,7 +193,7 @@ fn grouping_is_fixed_at_the_first_read_a_server_crossing_the_limit_is_not_regrou
             .push(plain_tool(&format!("a_{i}"), "More."));
     }
     list_changed(&mut h, "s");
-    let snap = h.pres.snapshot("s").unwrap();
+    let snap = h.pres.snapshot(&sn("s")).unwrap();
     assert_eq!(snap.tools().len(), 9);
     assert!(snap.tools().iter().all(|t| t.toolset.is_none()));
     assert!(h.rebuild());
@@ -280,7 +286,7 @@ fn model_tool_names_of_plain_tools_are_prefixed_fit_64_and_stay_distinct() {
     assert!(listed.contains(&"one__a_b".to_owned()));
     // Each routes to its own tool.
     for raw in &names {
-        let model = h.pres.model_name("one", raw);
+        let model = h.pres.model_name(&sn("one"), raw);
         match h.pres.plan(&model, &json!({})).unwrap() {
             Plan::Call { server, req } => {
                 assert_eq!((server.as_str(), req.tool.as_str()), ("one", raw.as_str()))
@@ -302,12 +308,12 @@ fn a_reconnected_plain_server_keeps_its_grouping_and_the_toolsets_the_host_had_o
     h.pair("box").server.borrow_mut().tools.truncate(3);
     let p = h.pair("box");
     let prev = p.host.snapshot().clone();
-    let mut cfg = ControllerConfig::new("box", "alice");
+    let mut cfg = ControllerConfig::new(sn("box"), "alice");
     cfg.grouping = Some(g);
     p.host = mcpl_host::Controller::resume(cfg, p.now, Some(prev));
     p.run();
     h.sync();
-    let snap = h.pres.snapshot("box").unwrap();
+    let snap = h.pres.snapshot(&sn("box")).unwrap();
     assert_eq!(snap.tools().len(), 3);
     assert!(
         snap.tools().iter().all(|t| t.toolset.is_some()),

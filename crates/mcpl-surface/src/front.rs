@@ -12,6 +12,7 @@
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use mcpl_host::ServerName;
 use mcpl_host::controller::PushEvent;
 use mcpl_host::driver::{Agent, Answer, Host};
 use mcpl_host::presenter::{
@@ -36,7 +37,7 @@ pub(crate) struct Shared {
     pub(crate) host: Host,
     pub(crate) counters: Arc<Mutex<Counters>>,
     /// The configured servers, for the settle wait.
-    pub(crate) servers: Vec<String>,
+    pub(crate) servers: Vec<ServerName>,
     /// How long the first list or call waits for every server to be read.
     pub(crate) settle: Duration,
 }
@@ -77,7 +78,7 @@ impl Agent for ClientAgent {
 
     /// Pushes also go to the client as they arrive: `push/event` to an MCPL client that
     /// granted it, a log message otherwise. The meta-tool results still tell them.
-    fn pushed(&mut self, server: &str, event: &PushEvent) {
+    fn pushed(&mut self, server: &ServerName, event: &PushEvent) {
         let Ok(mut s) = self.0.lock() else { return };
         match s.sink.clone() {
             Some(Sink::Log(peer)) => {
@@ -258,7 +259,7 @@ fn feature_sets_update(
 
 /// True once every server was read (or is down), so the first list is the lasting one and
 /// a static tool is routable from the first call.
-fn settled(servers: &[String], p: &Presenter) -> bool {
+fn settled(servers: &[ServerName], p: &Presenter) -> bool {
     servers.iter().all(|s| {
         p.snapshot(s)
             .is_some_and(|snap| snap.listed() && (snap.ready() || !snap.hinted()))

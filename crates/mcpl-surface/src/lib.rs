@@ -44,7 +44,7 @@ pub mod meter;
 pub mod spec;
 mod surface;
 
-pub use config::{ConfigProblem, FileConfig};
+pub use config::{ConfigProblem, EntryProblem, ExpandProblem, FileConfig};
 pub use connector::{BoxFuture, ConnectError, Connector, StandardConnector};
 pub use error::Error;
 pub use link::{LinkStatus, LinkTiming};

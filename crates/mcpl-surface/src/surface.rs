@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcpl_host::ServerName;
 use mcpl_host::driver::{DEFAULT_INLINE_CAP, Host, HostPolicy};
 use mcpl_host::grouping::DEFAULT_STATIC_LIMIT;
 use mcpl_host::presenter::{AgentId, PresenterConfig};
@@ -72,7 +73,7 @@ impl Surface {
         for s in &config.servers {
             if !seen.insert(&s.name) {
                 return Err(Error::BadSpec {
-                    spec: s.name.clone(),
+                    spec: s.name.to_string(),
                     why: "two servers share this name".to_owned(),
                 });
             }
@@ -130,13 +131,13 @@ impl Surface {
     }
 
     /// Where a backing server's link stands.
-    pub fn status(&self, server: &str) -> Option<LinkStatus> {
+    pub fn status(&self, server: &ServerName) -> Option<LinkStatus> {
         let links = self.links.lock().ok()?;
         links.get(server).map(|l| l.status.clone())
     }
 
     /// How many times a server has connected (2 and more: it reconnected).
-    pub fn connects(&self, server: &str) -> u64 {
+    pub fn connects(&self, server: &ServerName) -> u64 {
         self.links
             .lock()
             .ok()
@@ -145,10 +146,10 @@ impl Surface {
     }
 
     /// Waits until `server` has connected at least `n` times and been read again.
-    pub async fn wait_connected(&self, server: &str, n: u64) {
+    pub async fn wait_connected(&self, server: &ServerName, n: u64) {
         loop {
             if self.connects(server) >= n {
-                let name = server.to_owned();
+                let name = server.clone();
                 let read = self
                     .shared
                     .host

@@ -273,7 +273,7 @@ async fn h28_a_lost_connection_recovers_mid_game_without_a_second_open() {
     );
 
     cutter.refuse("cells", false);
-    surface.wait_connected("cells", 2).await;
+    surface.wait_connected(&"cells".parse().unwrap(), 2).await;
     let (text, err) = client
         .call(
             "toolsets_act",
@@ -301,7 +301,7 @@ async fn h48_a_game_lost_in_a_crash_is_told_once() {
         .await;
     assert!(!err);
     cutter.crash("cells");
-    surface.wait_connected("cells", 2).await;
+    surface.wait_connected(&"cells".parse().unwrap(), 2).await;
     let told = look_until(&client, "ended while the connection was down", "").await;
     assert_eq!(
         told.matches("`game`/`g` ended while the connection was down")
@@ -520,7 +520,7 @@ async fn h61_h82_a_call_in_flight_at_a_cut_is_told_unknown_and_never_sent_again(
         text.contains("outcome unknown: the call was sent to `cells` but no answer came; check the state with toolsets_look"),
         "{text}"
     );
-    surface.wait_connected("cells", 2).await;
+    surface.wait_connected(&"cells".parse().unwrap(), 2).await;
     let (text, _) = client.call("toolsets_look", json!({})).await;
     assert!(text.contains("`cells` reconnected"), "{text}");
     // Nothing sent it again on its own.

@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::controller::PushEvent;
+use crate::names::ServerName;
 use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, WindowItem};
 use crate::{ControllerConfig, Error};
 
@@ -40,7 +41,7 @@ pub trait Agent: Send + 'static {
 
     /// A server pushed an event; for agents that show pushes as they arrive (for example
     /// as log messages). Showing it here does not count as telling it.
-    fn pushed(&mut self, _server: &str, _event: &PushEvent) {}
+    fn pushed(&mut self, _server: &ServerName, _event: &PushEvent) {}
 }
 
 /// The default cap on what a result may carry beside its own text, in bytes (H84, H88).
@@ -110,8 +111,8 @@ enum Command {
         granted: bool,
         closed: oneshot::Sender<String>,
     },
-    Remove(String),
-    Link(String, LinkState),
+    Remove(ServerName),
+    Link(ServerName, LinkState),
     AddAgent(AgentId, Box<dyn Agent>),
     RemoveAgent(AgentId),
     Call(AgentId, String, Value, oneshot::Sender<Answer>),
@@ -206,14 +207,14 @@ impl Host {
     }
 
     /// Removes a server and forgets its toolset state (H77).
-    pub fn remove_server(&self, server: &str) -> Result<(), Error> {
-        self.send(Command::Remove(server.to_owned()))
+    pub fn remove_server(&self, server: &ServerName) -> Result<(), Error> {
+        self.send(Command::Remove(server.clone()))
     }
 
     /// Reports where a server's connection stands (shown by look and in refusals; a lost
     /// and a regained connection are told once each).
-    pub fn set_link(&self, server: &str, state: LinkState) -> Result<(), Error> {
-        self.send(Command::Link(server.to_owned(), state))
+    pub fn set_link(&self, server: &ServerName, state: LinkState) -> Result<(), Error> {
+        self.send(Command::Link(server.clone(), state))
     }
 
     /// Registers an agent with its own window queue (for example one client session).

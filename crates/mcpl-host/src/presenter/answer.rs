@@ -10,6 +10,7 @@ use super::render::{self, first_sentence};
 use super::window::{AgentId, WindowItem};
 use super::{LinkState, META_ACT, META_LOOK, Presenter};
 use crate::controller::{Outcome, Snapshot};
+use crate::names::ServerName;
 
 impl Presenter {
     /// The text answering the model for a plan's outcome. `sent` is `Err` when the
@@ -97,7 +98,7 @@ impl Presenter {
         &mut self,
         agent: &AgentId,
         query: &LookQuery,
-        unreachable: &[String],
+        unreachable: &[ServerName],
     ) -> WindowItem {
         let mut lines = Vec::new();
         let mut shown = Vec::new();
@@ -106,7 +107,7 @@ impl Presenter {
                 "(could not ask `{s}`; showing the last state the host knew)"
             ));
         }
-        let servers: Vec<String> = match &query.server {
+        let servers: Vec<ServerName> = match &query.server {
             Some(s) => vec![s.clone()],
             None => self.presenting(),
         };
@@ -240,16 +241,16 @@ impl Presenter {
             );
         }
         let marks = self.look_marks(shown);
-        self.hand_out(agent, query.server.as_deref().unwrap_or(""), text, marks)
+        self.hand_out(agent, query.server.as_ref(), text, marks)
     }
 
     fn look_tool(
         &self,
-        id: &str,
+        id: &ServerName,
         snap: &Snapshot,
         tool: &str,
         instance: Option<&str>,
-        shown: &mut Vec<(String, String, String)>,
+        shown: &mut Vec<(ServerName, String, String)>,
     ) -> Vec<String> {
         let Some(listed) = snap.tool(tool) else {
             return vec![format!(

@@ -22,6 +22,7 @@ pub mod render;
 mod search;
 mod window;
 
+use crate::names::ServerName;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mcpl_protocol::mcp::Tool;
@@ -102,15 +103,15 @@ struct Part {
 #[derive(Debug, Default)]
 pub struct Presenter {
     cfg: PresenterConfig,
-    servers: BTreeMap<String, ServerEntry>,
-    published: BTreeMap<String, Part>,
+    servers: BTreeMap<ServerName, ServerEntry>,
+    published: BTreeMap<ServerName, Part>,
     list: Vec<Tool>,
     digest: String,
     list_changes: u64,
     rebuilt_once: bool,
     agents: BTreeMap<AgentId, queue::Agent>,
-    links: BTreeMap<String, LinkState>,
-    ever_up: BTreeSet<String>,
+    links: BTreeMap<ServerName, LinkState>,
+    ever_up: BTreeSet<ServerName>,
     next_token: u64,
 }
 
@@ -128,7 +129,7 @@ impl Presenter {
 
     /// Adds or refreshes a server's snapshot and whether it holds the `pushEvents` grant.
     pub fn update(&mut self, snap: &Snapshot, push_events: bool) {
-        let id = snap.server().to_owned();
+        let id = snap.server().clone();
         let entry = self
             .servers
             .entry(id.clone())
@@ -159,7 +160,7 @@ impl Presenter {
 
     /// Forgets a server and all its toolset state: owed changes, told and shown marks,
     /// reminders (H77). Its part of the published list goes at the next rebuild.
-    pub fn remove_server(&mut self, server: &str) {
+    pub fn remove_server(&mut self, server: &ServerName) {
         self.servers.remove(server);
         for agent in self.agents.values_mut() {
             agent.forget_server(server);
@@ -167,12 +168,12 @@ impl Presenter {
     }
 
     /// The ids of the servers the presenter knows, sorted.
-    pub fn servers(&self) -> Vec<&str> {
-        self.servers.keys().map(String::as_str).collect()
+    pub fn servers(&self) -> Vec<&ServerName> {
+        self.servers.keys().collect()
     }
 
     /// The latest snapshot of a server.
-    pub fn snapshot(&self, server: &str) -> Option<&Snapshot> {
+    pub fn snapshot(&self, server: &ServerName) -> Option<&Snapshot> {
         self.servers.get(server).map(|e| &e.snap)
     }
 
@@ -196,7 +197,7 @@ impl Presenter {
     }
 
     /// The name the model calls a server's static tool by.
-    pub fn model_name(&self, server: &str, tool: &str) -> String {
+    pub fn model_name(&self, server: &ServerName, tool: &str) -> String {
         if self.multi() {
             projection::fit(&format!("{server}__{tool}"))
         } else {
@@ -245,7 +246,7 @@ impl Presenter {
     /// never seen. Returns true when the list changed.
     pub fn rebuild(&mut self) -> bool {
         let mut parts = BTreeMap::new();
-        let mut moves: Vec<(String, String, bool)> = Vec::new();
+        let mut moves: Vec<(ServerName, String, bool)> = Vec::new();
         for (id, e) in &self.servers {
             if !e.snap.listed() {
                 if let Some(old) = self.published.get(id) {
@@ -304,13 +305,13 @@ impl Presenter {
 
     /// Where a tool is in the published list: `Some(Static)` when offered by name,
     /// `Some(Dynamic)` when published as dynamic, `None` when never published.
-    fn published_presence(&self, server: &str, tool: &str) -> Option<Presence> {
+    fn published_presence(&self, server: &ServerName, tool: &str) -> Option<Presence> {
         self.published.get(server)?.presence.get(tool).copied()
     }
 
     /// H37: a call by name works while the published list or the latest list shows the
     /// tool static.
-    pub fn callable_by_name(&self, server: &str, tool: &str) -> bool {
+    pub fn callable_by_name(&self, server: &ServerName, tool: &str) -> bool {
         let latest = self
             .snapshot(server)
             .and_then(|s| s.tool(tool))
@@ -320,7 +321,7 @@ impl Presenter {
     }
 
     /// H37: act takes a tool while the published list or the latest list shows it dynamic.
-    pub fn actable(&self, server: &str, tool: &str) -> bool {
+    pub fn actable(&self, server: &ServerName, tool: &str) -> bool {
         let latest = self
             .snapshot(server)
             .and_then(|s| s.tool(tool))

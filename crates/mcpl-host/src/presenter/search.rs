@@ -17,6 +17,7 @@ use super::refusal::open_call;
 use super::render::first_sentence;
 use super::{META_ACT, Presenter};
 use crate::grouping;
+use crate::names::ServerName;
 
 /// The most hits a search returns.
 pub const SEARCH_TOP: usize = 8;
@@ -37,7 +38,7 @@ enum Kind {
 
 #[derive(Debug)]
 struct Doc {
-    server: String,
+    server: ServerName,
     kind: Kind,
     name: String,
     words: Vec<String>,
