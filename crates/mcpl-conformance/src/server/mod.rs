@@ -82,6 +82,7 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
             opened: 0,
             nonce,
             vectors: &vectors,
+            vector: rule.id,
         };
         let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
         let outcome = match step {
@@ -110,6 +111,8 @@ pub(crate) struct Ctx<'a> {
     opened: usize,
     pub(crate) nonce: u32,
     vectors: &'a VectorFile,
+    /// The vector being checked.
+    vector: &'static str,
 }
 
 impl Ctx<'_> {
@@ -134,6 +137,20 @@ impl Ctx<'_> {
                 .await?;
         }
         Ok((conn, tools))
+    }
+
+    /// The checked vector's server expectations in the vector file.
+    pub(crate) fn want(&self) -> crate::data::Wants<'_> {
+        crate::data::Wants {
+            file: self.vectors,
+            id: self.vector,
+            side: "server",
+        }
+    }
+
+    /// How long a check waits for what must arrive.
+    pub(crate) fn wait(&self) -> std::time::Duration {
+        self.options.wait
     }
 
     /// An instance name unique to this run: `TAG-NONCE`.
