@@ -45,6 +45,10 @@ enum Command {
         /// With --listen: the bearer token every request must carry (required off loopback).
         #[arg(long, value_name = "TOKEN")]
         token: Option<String>,
+        /// A PEM file of CA certificates to trust, besides the web roots, for `https://` and
+        /// `wss://` servers that do not name their own `ca` in the config file.
+        #[arg(long, value_name = "FILE")]
+        ca: Option<std::path::PathBuf>,
     },
     /// Serve the arcade, the example games server.
     Arcade {
@@ -192,6 +196,7 @@ fn main() -> ExitCode {
             static_limit,
             listen,
             token,
+            ca,
         } => cmd::surface::run(cmd::surface::Options {
             servers,
             config,
@@ -199,6 +204,7 @@ fn main() -> ExitCode {
             static_limit,
             listen,
             token,
+            ca,
         }),
         Command::Arcade {
             listen,

@@ -368,3 +368,84 @@ fn bench_row_7_never_initialized_connections_are_closed_and_memory_stays_flat() 
     assert_eq!(figures[1].ours, 3_000.0);
     assert_eq!(figures[1].baseline, 3_000.0);
 }
+
+/// Sends `initialize` and one `tools/call` to a `mcpl surface` on stdio and returns the
+/// call's text and whether it is an error.
+fn surface_call(config: &std::path::Path, tool: &str, args: Value) -> (String, bool) {
+    use std::io::Write;
+    let mut child = Command::new("timeout")
+        .args(["60", env!("CARGO_BIN_EXE_mcpl"), "surface", "--config"])
+        .arg(config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mcpl runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}});
+    writeln!(stdin, "{}", request(1, "initialize", init)).unwrap();
+    let call = json!({"name": tool, "arguments": args});
+    writeln!(stdin, "{}", request(2, "tools/call", call)).unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let answer = stdout
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .find(|v| v["id"] == json!(2))
+        .expect("the surface answers the call");
+    let _ = child.kill();
+    let _ = child.wait();
+    let text: Vec<&str> = answer["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    (text.join("\n"), answer["result"]["isError"] == json!(true))
+}
+
+#[test]
+fn the_surface_trusts_a_config_entrys_ca_and_names_an_untrusted_certificate() {
+    let dir = pki("surface");
+    let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
+    let https = Arcade::start(&[
+        "--listen",
+        "https://127.0.0.1:0",
+        "--tls-cert",
+        &path("cert.pem"),
+        "--tls-key",
+        &path("key.pem"),
+        "--token",
+        "t1=ada",
+    ]);
+    let wss = Arcade::start(&[
+        "--listen",
+        "wss://127.0.0.1:0",
+        "--tls-cert",
+        &path("cert.pem"),
+        "--tls-key",
+        &path("key.pem"),
+        "--token",
+        "t1=ada",
+    ]);
+    let auth = json!({"Authorization": "Bearer t1"});
+    let trusted = dir.join("trusted.json");
+    let entry = |url: &str| json!({"url": url, "headers": auth, "ca": path("ca.pem")});
+    let file = json!({"mcpServers": {"a": entry(&https.url), "b": entry(&wss.url)}});
+    std::fs::write(&trusted, file.to_string()).unwrap();
+    for server in ["a", "b"] {
+        let open =
+            json!({"server": server, "toolset": "go", "instance": "g", "options": {"size": 9}});
+        let (text, err) = surface_call(&trusted, "toolsets_open", open);
+        assert!(!err, "{server}: {text}");
+    }
+
+    let untrusted = dir.join("untrusted.json");
+    let file = json!({"mcpServers": {"b": {"url": wss.url, "headers": auth}}});
+    std::fs::write(&untrusted, file.to_string()).unwrap();
+    let (text, _) = surface_call(&untrusted, "toolsets_look", json!({}));
+    assert!(text.contains("down"), "{text}");
+    assert!(text.contains("certificate"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}

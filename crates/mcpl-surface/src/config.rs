@@ -130,6 +130,9 @@ pub enum EntryProblem {
     /// `headers` on a command entry.
     #[error("`headers` are for a `url`, not a `command`")]
     HeadersOnCommand,
+    /// `ca` on a command entry.
+    #[error("`ca` is for an `https://` or `wss://` `url`, not a `command`")]
+    CaOnCommand,
     /// `toolsets`, `static` or `autoOpen` is wrong; the text names the key.
     #[error("{0}")]
     Grouping(String),
@@ -295,12 +298,16 @@ fn entry_spec(
     spec.headers = pairs(entry, "headers", var)?;
     spec.env = pairs(entry, "env", var)?;
     spec.cwd = text("cwd")?.map(PathBuf::from);
+    spec.ca = text("ca")?.map(PathBuf::from);
     let is_url = matches!(spec.target, Target::Http(_) | Target::WebSocket(_));
     if is_url && (!spec.env.is_empty() || spec.cwd.is_some()) {
         return Err(EntryProblem::EnvOnUrl);
     }
     if !is_url && !spec.headers.is_empty() {
         return Err(EntryProblem::HeadersOnCommand);
+    }
+    if !is_url && spec.ca.is_some() {
+        return Err(EntryProblem::CaOnCommand);
     }
     Ok(spec)
 }

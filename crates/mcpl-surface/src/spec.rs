@@ -50,6 +50,9 @@ pub struct ServerSpec {
     pub env: Vec<(String, String)>,
     /// The working directory of a child process.
     pub cwd: Option<PathBuf>,
+    /// A PEM file of CA certificates to trust, besides the web roots, for an `https://` or
+    /// `wss://` target (`"ca"` in a config entry, or `mcpl surface --ca FILE`).
+    pub ca: Option<PathBuf>,
     /// How a plain server's tools are grouped into host-side toolsets (`toolsets`,
     /// `static`, `autoOpen` in a config entry); ignored for an MCPL server. Its
     /// `static_limit` is the surface's ([`crate::SurfaceConfig::static_limit`]).
@@ -65,6 +68,7 @@ impl ServerSpec {
             headers: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            ca: None,
             grouping: mcpl_host::Grouping::default(),
         }
     }

@@ -103,6 +103,8 @@ pub struct Options {
     pub listen: Option<String>,
     /// `--token TOKEN`.
     pub token: Option<String>,
+    /// `--ca FILE`: trusted for every URL server that names no `ca` of its own.
+    pub ca: Option<PathBuf>,
 }
 
 /// The surface's configuration from the options: the config file's servers, then the
@@ -124,6 +126,11 @@ fn surface_config(opts: &Options) -> anyhow::Result<SurfaceConfig> {
                 );
             }
             servers.push(spec);
+        }
+    }
+    if let Some(ca) = &opts.ca {
+        for spec in servers.iter_mut().filter(|s| s.ca.is_none()) {
+            spec.ca = Some(ca.clone());
         }
     }
     let mut config = SurfaceConfig::new(servers);
