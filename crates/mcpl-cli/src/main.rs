@@ -69,6 +69,15 @@ enum Command {
         /// of one deployment.
         #[arg(long, value_name = "PREFIX", default_value = "mcpl-arcade")]
         store_prefix: String,
+        /// Serve a live, read-only web page of principals, connections, toolsets and hint
+        /// changes at `http://ADDR/` (loopback unless `--inspect-token` is set). The URL is
+        /// printed on stderr.
+        #[arg(long, value_name = "ADDR")]
+        inspect: Option<String>,
+        /// With `--inspect`: the token the page asks for (required off loopback; sent by a
+        /// login form as a cookie, never in a URL).
+        #[arg(long, value_name = "TOKEN", requires = "inspect")]
+        inspect_token: Option<String>,
     },
     /// Run a scripted agent through a whole session and print the transcript and cache report.
     Demo,
@@ -190,6 +199,8 @@ fn main() -> ExitCode {
             conformance,
             store,
             store_prefix,
+            inspect,
+            inspect_token,
         } => cmd::arcade::run(cmd::arcade::Options {
             listen,
             tokens,
@@ -197,6 +208,8 @@ fn main() -> ExitCode {
             conformance,
             store,
             store_prefix,
+            inspect,
+            inspect_token,
         }),
         Command::Demo => cmd::demo::run(),
         Command::Conformance { target } => match target {

@@ -13,6 +13,7 @@
 use crate::context::{Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
 use crate::decl::Catalog;
 use crate::error::Error;
+use crate::observe::{OBSERVER_CAPACITY, Observation, hints_of};
 use crate::principal::CallId;
 use crate::principal::{ConnectionId, Identity, Principal};
 use crate::server::Server;
@@ -117,6 +118,8 @@ struct Hub {
     conflicts: AtomicU64,
     /// The committer task's queue, started on first use.
     jobs: OnceLock<mpsc::UnboundedSender<Job>>,
+    /// The observer channel, made by the first [`Handle::observe`]; unset, nothing is built.
+    observer: OnceLock<tokio::sync::broadcast::Sender<Observation>>,
 }
 
 impl Default for Hub {
@@ -129,6 +132,7 @@ impl Default for Hub {
             event_prefix: process_prefix(),
             conflicts: AtomicU64::new(0),
             jobs: OnceLock::new(),
+            observer: OnceLock::new(),
         }
     }
 }
@@ -145,6 +149,16 @@ fn process_prefix() -> String {
 }
 
 impl Hub {
+    /// Hands a record to the observer, if one is attached (never blocks; a full channel drops
+    /// the oldest records).
+    fn observe(&self, record: impl FnOnce() -> Option<Observation>) {
+        if let Some(tx) = self.observer.get()
+            && let Some(record) = record()
+        {
+            let _ = tx.send(record);
+        }
+    }
+
     fn publish(&self, change: PrincipalChange) {
         if let Some(relay) = self.relay.get()
             && !change.principal.ends_at_disconnect()
@@ -187,6 +201,15 @@ fn now() -> Instant {
 }
 
 impl Handle {
+    /// Attaches a watcher: a bounded receiver of [`Observation`]s from now on. A slow
+    /// receiver misses records (`Lagged`) and never holds up a connection.
+    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<Observation> {
+        self.hub
+            .observer
+            .get_or_init(|| tokio::sync::broadcast::channel(OBSERVER_CAPACITY).0)
+            .subscribe()
+    }
+
     /// A handle for `server`, with no connections yet.
     pub fn new(server: Server) -> Self {
         Handle {
@@ -503,6 +526,12 @@ impl<A: App> Runtime<A> {
         let (peer, mut events) = Peer::start(transport, PeerConfig::default());
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.register(&principal, connection, tx.clone());
+        self.hub.observe(|| {
+            Some(Observation::Connected {
+                connection,
+                principal: principal.clone(),
+            })
+        });
         let mut session = self.server.session(principal.clone(), connection, now());
         session.set_event_prefix(self.hub.event_prefix.clone());
         let result = loop {
@@ -553,6 +582,12 @@ impl<A: App> Runtime<A> {
             }
         }
         self.unregister(&principal, connection);
+        self.hub.observe(|| {
+            Some(Observation::Disconnected {
+                connection,
+                principal: principal.clone(),
+            })
+        });
         peer.close().await;
         result
     }
@@ -713,9 +748,19 @@ impl<A: App> Runtime<A> {
                         tracing::warn!(error = %e, %principal, "app update for another principal not applied");
                     }
                 }
-                Effect::Send(message) => peer
-                    .send(message)
-                    .map_err(|e| Error::Transport(e.to_string()))?,
+                Effect::Send(message) => {
+                    self.hub.observe(|| {
+                        let (carrier, hints) = hints_of(&message)?;
+                        Some(Observation::Hints {
+                            connection: session.connection(),
+                            principal: session.principal().clone(),
+                            carrier,
+                            hints,
+                        })
+                    });
+                    peer.send(message)
+                        .map_err(|e| Error::Transport(e.to_string()))?
+                }
                 Effect::Call(call) => {
                     let (id, kind) = (call.id, call.kind.clone());
                     let blank = call.context.blank();

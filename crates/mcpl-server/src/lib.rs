@@ -185,6 +185,8 @@ mod decl;
 pub mod driver;
 mod error;
 mod local;
+#[cfg(feature = "tokio")]
+pub mod observe;
 mod principal;
 mod schema;
 mod server;

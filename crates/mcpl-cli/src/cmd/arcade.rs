@@ -27,6 +27,10 @@ pub struct Options {
     pub store: Option<String>,
     /// The prefix of the arcade's Redis keys (`--store-prefix`).
     pub store_prefix: String,
+    /// `--inspect ADDR`: where to serve the live inspector page.
+    pub inspect: Option<String>,
+    /// `--inspect-token`: required when `--inspect` is not loopback.
+    pub inspect_token: Option<String>,
 }
 
 /// The arcade this process runs: on its own, or as a replica on Redis.
@@ -149,6 +153,18 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
             }
         };
         let server = running.server();
+        if let Some(addr) = &options.inspect {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("binding --inspect {addr}"))?;
+            let inspector = mcpl_inspect::inspect_server(
+                listener,
+                server.handle().clone(),
+                options.inspect_token.clone(),
+            )
+            .await?;
+            eprintln!("mcpl arcade: inspect at http://{}/", inspector.addr);
+        }
         match listen {
             None => {
                 server
