@@ -224,3 +224,80 @@ async fn issue20_the_inspector_page_follows_games_live_in_a_real_browser() {
     assert!(shot.exists(), "the screenshot was written");
     client.peer.close().await;
 }
+
+/// Sends one raw HTTP/1.1 GET for `path` to `addr` with `headers`; returns the status line.
+async fn status_of(addr: &str, path: &str, headers: &[(&str, &str)]) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the inspector accepts");
+    let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("the request is sent");
+    let mut lines = BufReader::new(stream).lines();
+    tokio::time::timeout(WAIT, lines.next_line())
+        .await
+        .expect("an answer within the wait")
+        .expect("a readable answer")
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue20_host_and_origin_are_checked_on_loopback_and_a_token_is_required_off_it() {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl"));
+    command.args(["arcade", "--inspect", "127.0.0.1:0"]);
+    let mut transport = Transport::child(command, StderrMode::Capture, Limits::default())
+        .expect("mcpl arcade starts");
+    let mut stderr = transport.take_stderr().expect("captured stderr");
+    let url = tokio::time::timeout(WAIT, async {
+        loop {
+            let line = stderr.next_line().await.expect("the inspect URL");
+            if let Some(url) = line.strip_prefix("mcpl arcade: inspect at ") {
+                return url.to_owned();
+            }
+        }
+    })
+    .await
+    .expect("the inspect URL within the wait");
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let ok = status_of(&addr, "/", &[("Host", &addr)]).await;
+    assert!(ok.contains(" 200 "), "{ok}");
+    // DNS rebinding: a foreign name as Host, on the page and on its live stream.
+    for path in ["/", "/events"] {
+        let rebound = status_of(&addr, path, &[("Host", "evil.example")]).await;
+        assert!(rebound.contains(" 403 "), "{path}: {rebound}");
+        let foreign = status_of(
+            &addr,
+            path,
+            &[("Host", &addr), ("Origin", "http://evil.example")],
+        )
+        .await;
+        assert!(foreign.contains(" 403 "), "{path}: {foreign}");
+    }
+    let stream = status_of(
+        &addr,
+        "/events",
+        &[("Host", &addr), ("Origin", &format!("http://{addr}"))],
+    )
+    .await;
+    assert!(stream.contains(" 200 "), "{stream}");
+    drop(transport);
+
+    // Off loopback without a token: refused at start, with the reason.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpl"))
+        .args(["arcade", "--inspect", "0.0.0.0:0"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcpl runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--inspect-token"), "{err}");
+}
