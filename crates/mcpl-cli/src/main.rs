@@ -44,7 +44,8 @@ enum Command {
     },
     /// Serve the arcade, the example games server.
     Arcade {
-        /// Listen on `ws://ADDR` or `http://ADDR` instead of serving stdio.
+        /// Listen on `ws://ADDR`, `wss://ADDR`, `http://ADDR` or `https://ADDR` instead of
+        /// serving stdio (the TLS forms need `--tls-cert` and `--tls-key`).
         #[arg(long, value_name = "ADDR")]
         listen: Option<String>,
         /// With `--listen`: a bearer token and the principal it stands for, `TOKEN=PRINCIPAL`.
@@ -78,6 +79,9 @@ enum Command {
         /// login form as a cookie, never in a URL).
         #[arg(long, value_name = "TOKEN", requires = "inspect")]
         inspect_token: Option<String>,
+        /// Origins, TLS and limits of `--listen`.
+        #[command(flatten)]
+        guard: cmd::arcade::ListenFlags,
     },
     /// Run a scripted agent through a whole session and print the transcript and cache report.
     Demo,
@@ -94,8 +98,11 @@ enum Command {
     },
     /// Connect to a server and show what it declares: tools, hints, toolsets.
     Inspect {
-        /// The server: a command line, a ws:// URL or an http(s):// URL.
+        /// The server: a command line, a ws(s):// URL or an http(s):// URL.
         spec: String,
+        /// Credentials, headers and CA for a ws(s):// or http(s):// server.
+        #[command(flatten)]
+        connect: cmd::connect::ConnectFlags,
     },
 }
 
@@ -111,6 +118,9 @@ enum ConformanceTarget {
         /// makes them one principal (vectors 9, 14 and 32 need that).
         #[arg(long, value_name = "TOKEN", requires = "url")]
         token: Option<String>,
+        /// With `--url`: a header sent on every connection, `NAME=VALUE`. Repeatable.
+        #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+        headers: Vec<String>,
         #[command(flatten)]
         report: ReportArgs,
         /// The command that starts the server under test.
@@ -154,6 +164,7 @@ impl ReportArgs {
             command,
             url,
             token,
+            headers: Vec::new(),
             json: self.json,
             junit: self.junit,
             only: self.only,
@@ -201,6 +212,7 @@ fn main() -> ExitCode {
             store_prefix,
             inspect,
             inspect_token,
+            guard,
         } => cmd::arcade::run(cmd::arcade::Options {
             listen,
             tokens,
@@ -210,25 +222,32 @@ fn main() -> ExitCode {
             store_prefix,
             inspect,
             inspect_token,
+            guard,
         }),
         Command::Demo => cmd::demo::run(),
         Command::Conformance { target } => match target {
             ConformanceTarget::Server {
                 url,
                 token,
+                headers,
                 report,
                 command,
-            } => cmd::conformance::run(
-                cmd::conformance::Side::Server,
-                report.into_args(command, url, token),
-            ),
+            } => headers
+                .iter()
+                .map(|h| cmd::connect::parse_header(h))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .and_then(|headers| {
+                    let mut args = report.into_args(command, url, token);
+                    args.headers = headers;
+                    cmd::conformance::run(cmd::conformance::Side::Server, args)
+                }),
             ConformanceTarget::Host { report, command } => cmd::conformance::run(
                 cmd::conformance::Side::Host,
                 report.into_args(command, None, None),
             ),
         },
         Command::Bench { quick } => cmd::bench::run(quick),
-        Command::Inspect { spec } => cmd::inspect::run(spec),
+        Command::Inspect { spec, connect } => cmd::inspect::run(spec, connect),
     };
     match outcome {
         Ok(code) => code,

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::names::ServerName;
+
 /// How the transport orders messages, which decides what an early rev means (§6.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -74,7 +76,7 @@ fn glob(pattern: &str, name: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct ControllerConfig {
     /// The host's id for the server (its configuration name), shown to the model.
-    pub server: String,
+    pub server: ServerName,
     /// The principal this connection acts for; ended records are keyed by it (H48).
     pub principal: String,
     /// How the transport orders messages.
@@ -109,9 +111,9 @@ pub struct ControllerConfig {
 impl ControllerConfig {
     /// A configuration with the defaults: ordered transport, toolHints on, 30 s timeout,
     /// 2 s hold, backoff 100 ms to 10 s, 64 pages, 60 recovery runs a minute.
-    pub fn new(server: impl Into<String>, principal: impl Into<String>) -> Self {
+    pub fn new(server: ServerName, principal: impl Into<String>) -> Self {
         ControllerConfig {
-            server: server.into(),
+            server,
             principal: principal.into(),
             transport: Transport::Ordered,
             host_tool_hints: true,

@@ -14,7 +14,7 @@ fn s9_go_example() {
     let mut p = Pair::new(s);
     // 1. The connect reads: the list takes no rev, the empty statement takes rev 1.
     assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
-    assert_eq!(p.host.snapshot().applied(), 1);
+    assert_eq!(p.host.snapshot().applied().get(), 1);
     // 2. Open takes rev 2 and makes the instance's tools visible.
     let req = OpenRequest {
         toolset: "game".into(),
@@ -45,7 +45,7 @@ fn s9_go_example() {
         .set_visible("play", Some("vs-bot"), true);
     p.run();
     assert!(p.host.snapshot().visible("play", Some("vs-bot")));
-    assert_eq!(p.host.snapshot().applied(), 4);
+    assert_eq!(p.host.snapshot().applied().get(), 4);
     // 7. Close: the instance closes with its ended record's id.
     p.host
         .close(

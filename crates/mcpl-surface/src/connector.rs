@@ -81,21 +81,34 @@ fn start(spec: &ServerSpec, program: &str, args: &[String]) -> Result<Transport,
     }
     find(spec, program).map_err(|why| ConnectError::CannotStart {
         program: program.to_owned(),
-        why,
+        why: why.to_string(),
     })?;
     Transport::child(command, StderrMode::Inherit, Limits::default())
         .map_err(|e| ConnectError::Transport(e.to_string()))
 }
 
+/// Why a program cannot be started; the `Display` is the reason the agent reads.
+#[derive(Debug, thiserror::Error)]
+enum NotFound {
+    /// A path that cannot be read (the OS reason, without its error number).
+    #[error("{0}")]
+    Path(String),
+    /// A bare name no `PATH` directory holds.
+    #[error("not found on PATH")]
+    NotOnPath,
+}
+
 /// Checks that `program` can be started: a path must exist, a bare name must be on `PATH`
 /// (the child's own `PATH` when the spec sets one).
-fn find(spec: &ServerSpec, program: &str) -> Result<(), String> {
+fn find(spec: &ServerSpec, program: &str) -> Result<(), NotFound> {
     if program.contains('/') {
         let path = match &spec.cwd {
             Some(dir) => dir.join(program),
             None => program.into(),
         };
-        return std::fs::metadata(&path).map(drop).map_err(|e| os_text(&e));
+        return std::fs::metadata(&path)
+            .map(drop)
+            .map_err(|e| NotFound::Path(os_text(&e)));
     }
     let path = spec
         .env
@@ -107,7 +120,7 @@ fn find(spec: &ServerSpec, program: &str) -> Result<(), String> {
     if std::env::split_paths(&path).any(|dir| dir.join(program).is_file()) {
         Ok(())
     } else {
-        Err("not found on PATH".to_owned())
+        Err(NotFound::NotOnPath)
     }
 }
 

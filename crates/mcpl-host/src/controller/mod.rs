@@ -222,7 +222,14 @@ pub struct Controller {
     next_id: i64,
     next_pending: u64,
     read_seq: ReadSeq,
+    /// The controller's own outstanding requests and what each is for. Not a copy of
+    /// `mcpl-rpc`'s pending table: the controller is sans-IO, so it allocates its own ids
+    /// (strings, `host-N`) and the driver writes them with `Peer::send`, which tracks only
+    /// ids the peer allocated itself. Answers come back as `Event::Response` through the one
+    /// seam (`Event::into_message`); only this table knows a page from a statement or an
+    /// open, and its deadlines are the controller's timeouts (H14).
     requests: BTreeMap<RequestId, Req>,
+    /// Requests that timed out, kept so a late answer still applies its hints (H14).
     late: VecDeque<(RequestId, ReqKind)>,
     order: RevOrder,
     recovery: Recovery,
@@ -250,7 +257,7 @@ impl Controller {
         // H78: only the same server with toolHints still on keeps its state.
         let mut snap = match previous {
             Some(prev) if hinted && prev.server == config.server && prev.hinted => prev,
-            _ => Snapshot::default(),
+            _ => Snapshot::empty(config.server.clone(), config.principal.clone()),
         };
         snap.server = config.server.clone();
         snap.principal = config.principal.clone();

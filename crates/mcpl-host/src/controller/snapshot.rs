@@ -9,6 +9,8 @@ use mcpl_protocol::mcp::Tool;
 pub use mcpl_protocol::rfc014::{EndedRecord, Presence};
 use serde_json::Value;
 
+use crate::names::{Rev, ServerName};
+
 /// A tool as the latest applied `tools/list` stated it, after the operator's tool policy (H09).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedTool {
@@ -85,9 +87,9 @@ pub struct Instance {
 pub type OpenKey = (String, Option<String>);
 
 /// What one controller knows about its server.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Snapshot {
-    pub(crate) server: String,
+    pub(crate) server: ServerName,
     pub(crate) principal: String,
     pub(crate) hinted: bool,
     pub(crate) ready: bool,
@@ -106,8 +108,30 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// An empty picture of `server`, before anything was read.
+    pub(crate) fn empty(server: ServerName, principal: String) -> Snapshot {
+        Snapshot {
+            server,
+            principal,
+            hinted: false,
+            ready: false,
+            version: 0,
+            applied: 0,
+            listed: false,
+            tools: Vec::new(),
+            index: BTreeMap::new(),
+            declared: BTreeMap::new(),
+            open: BTreeMap::new(),
+            loose: BTreeMap::new(),
+            groups_open: BTreeSet::new(),
+            ended: Vec::new(),
+            opened_here: BTreeSet::new(),
+            statements: 0,
+        }
+    }
+
     /// The host's id for the server (its configuration name).
-    pub fn server(&self) -> &str {
+    pub fn server(&self) -> &ServerName {
         &self.server
     }
     /// The principal this connection acts for; ended records are keyed by it (H48).
@@ -131,8 +155,8 @@ impl Snapshot {
         self.version
     }
     /// The last applied rev (§6.1).
-    pub fn applied(&self) -> u64 {
-        self.applied
+    pub fn applied(&self) -> Rev {
+        Rev(self.applied)
     }
     /// Every listed tool, in list order.
     pub fn tools(&self) -> &[ListedTool] {

@@ -10,6 +10,7 @@ use super::render::{self, first_sentence};
 use super::window::{AgentId, WindowItem};
 use super::{LinkState, META_ACT, META_LOOK, Presenter};
 use crate::controller::{Outcome, Snapshot};
+use crate::names::ServerName;
 
 impl Presenter {
     /// The text answering the model for a plan's outcome. `sent` is `Err` when the
@@ -95,7 +96,7 @@ impl Presenter {
         &mut self,
         agent: &AgentId,
         query: &LookQuery,
-        unreachable: &[String],
+        unreachable: &[ServerName],
     ) -> WindowItem {
         let mut lines = Vec::new();
         let mut shown = Vec::new();
@@ -104,7 +105,7 @@ impl Presenter {
                 "(could not ask `{s}`; showing the last state the host knew)"
             ));
         }
-        let servers: Vec<String> = match &query.server {
+        let servers: Vec<ServerName> = match &query.server {
             Some(s) => vec![s.clone()],
             None => self.presenting(),
         };
@@ -116,6 +117,10 @@ impl Presenter {
                     lines.push(format!("server \"{id}\": {state}"));
                 }
             }
+        }
+        // Events that cannot reach the agent, and why; saying it here counts as telling it.
+        if query.tool.is_none() && query.toolset.is_none() {
+            lines.extend(self.look_withheld(agent, query.server.as_deref()));
         }
         if servers.is_empty() && lines.is_empty() {
             lines.push("no server presents toolsets".to_owned());
@@ -220,16 +225,16 @@ impl Presenter {
             );
         }
         let marks = self.look_marks(shown);
-        self.hand_out(agent, query.server.as_deref().unwrap_or(""), text, marks)
+        self.hand_out(agent, query.server.as_ref(), text, marks)
     }
 
     fn look_tool(
         &self,
-        id: &str,
+        id: &ServerName,
         snap: &Snapshot,
         tool: &str,
         instance: Option<&str>,
-        shown: &mut Vec<(String, String, String)>,
+        shown: &mut Vec<(ServerName, String, String)>,
     ) -> Vec<String> {
         let Some(listed) = snap.tool(tool) else {
             return vec![format!(

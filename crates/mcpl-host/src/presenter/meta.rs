@@ -9,6 +9,7 @@ use super::check::{ArgCheck, check_args};
 use super::refusal::{Refusal, Wanted, list};
 use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
+use crate::names::ServerName;
 
 /// What a model's tool call asks the embedder to do, once selectors and routes are checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,42 +18,42 @@ pub enum Plan {
     /// Call [`crate::Controller::open`] on `server`.
     Open {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The request (an instance name is always proposed for instanced toolsets, H59).
         req: OpenRequest,
     },
     /// Open an undeclared group: [`crate::Controller::set_group`] (nothing is sent, §5.4).
     OpenGroup {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The group.
         group: String,
     },
     /// Call [`crate::Controller::close`] on `server`.
     Close {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The request.
         req: CloseRequest,
     },
     /// Close an undeclared group on the host side.
     CloseGroup {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The group.
         group: String,
     },
     /// Call a dynamic tool through act: [`crate::Controller::call`].
     Act {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The call (with an instance only for instanced toolsets).
         req: CallRequest,
     },
     /// A call to a static tool by its model-facing name, or to a projected tool.
     Call {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The call.
         req: CallRequest,
     },
@@ -60,7 +61,7 @@ pub enum Plan {
     /// [`Presenter::look`].
     Look {
         /// The servers that present toolsets (to re-read, H62).
-        servers: Vec<String>,
+        servers: Vec<ServerName>,
         /// What to show.
         query: LookQuery,
     },
@@ -69,7 +70,7 @@ pub enum Plan {
 impl Plan {
     /// The server and tool a call resolves to, for prose routing (H67): an act counts as a
     /// call to the tool it resolves to. `None` for opens, closes, groups and look.
-    pub fn target(&self) -> Option<(&str, &str)> {
+    pub fn target(&self) -> Option<(&ServerName, &str)> {
         match self {
             Plan::Act { server, req } | Plan::Call { server, req } => Some((server, &req.tool)),
             _ => None,
@@ -81,7 +82,7 @@ impl Plan {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LookQuery {
     /// Only this server.
-    pub server: Option<String>,
+    pub server: Option<ServerName>,
     /// Only this toolset.
     pub toolset: Option<String>,
     /// Only this instance.
@@ -138,10 +139,13 @@ pub(super) fn meta_tools() -> Vec<Tool> {
 }
 
 /// H56: `null` is absent, a string is a value, anything else is refused by name.
-fn selector(args: &Map<String, Value>, key: &'static str) -> Result<Option<String>, Refusal> {
+fn selector<'a>(
+    args: &'a Map<String, Value>,
+    key: &'static str,
+) -> Result<Option<&'a str>, Refusal> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::String(s)) => Ok(Some(s)),
         Some(_) => Err(Refusal::NotAString { key }),
     }
 }
@@ -159,9 +163,18 @@ fn is_name(s: &str) -> bool {
 }
 
 impl Presenter {
+    /// The server a model named, when the presenter has its snapshot or its link state.
+    fn known_server(&self, name: &str) -> Option<ServerName> {
+        self.servers
+            .get_key_value(name)
+            .map(|(k, _)| k)
+            .or_else(|| self.links.get_key_value(name).map(|(k, _)| k))
+            .cloned()
+    }
+
     /// Servers that present toolsets: hinted, with a declared toolset or a dynamic tool in
     /// the latest or the published list (the two-view rule, B8).
-    pub(super) fn presenting(&self) -> Vec<String> {
+    pub(super) fn presenting(&self) -> Vec<ServerName> {
         self.servers
             .iter()
             .filter(|(id, e)| {
@@ -180,7 +193,7 @@ impl Presenter {
             .collect()
     }
 
-    pub(super) fn what_it_has(&self, server: &str) -> String {
+    pub(super) fn what_it_has(&self, server: &ServerName) -> String {
         let Some(s) = self.snapshot(server) else {
             return String::new();
         };
@@ -203,29 +216,29 @@ impl Presenter {
         &self,
         server: Option<&str>,
         wanted: Wanted,
-        has: impl Fn(&str) -> bool,
-    ) -> Result<String, Refusal> {
+        has: impl Fn(&ServerName) -> bool,
+    ) -> Result<ServerName, Refusal> {
         let presenting = self.presenting();
         if presenting.is_empty() {
             return Err(Refusal::NoPresentingServer);
         }
         if let Some(s) = server {
-            if !presenting.iter().any(|p| p == s) {
+            let Some(named) = presenting.iter().find(|p| p.as_str() == s).cloned() else {
                 return Err(Refusal::NotPresenting {
                     server: s.to_owned(),
                     presenting,
                 });
-            }
-            if !has(s) {
+            };
+            if !has(&named) {
                 return Err(Refusal::NotOnServer {
                     wanted,
-                    server: s.to_owned(),
-                    has: self.what_it_has(s),
+                    has: self.what_it_has(&named),
+                    server: named,
                 });
             }
-            return Ok(s.to_owned());
+            return Ok(named);
         }
-        let found: Vec<String> = presenting.iter().filter(|s| has(s)).cloned().collect();
+        let found: Vec<ServerName> = presenting.iter().filter(|s| has(s)).cloned().collect();
         match found.len() {
             1 => Ok(found[0].clone()),
             0 => {
@@ -248,25 +261,26 @@ impl Presenter {
             _ => return self.plan_call(tool, args),
         }
         // H56: every selector is checked at entry, before any state is read.
-        let server = selector(&args, "server")?;
-        let toolset = selector(&args, "toolset")?;
-        let instance = selector(&args, "instance")?;
-        let tool_sel = selector(&args, "tool")?;
+        let server = selector(&args, "server")?.map(str::to_owned);
+        let toolset = selector(&args, "toolset")?.map(str::to_owned);
+        let instance = selector(&args, "instance")?.map(str::to_owned);
+        let tool_sel = selector(&args, "tool")?.map(str::to_owned);
         match tool {
             META_LOOK => {
-                if let Some(s) = &server {
-                    if self.snapshot(s).is_none() && self.link(s).is_none() {
-                        let mut known: Vec<String> =
-                            self.servers().into_iter().map(str::to_owned).collect();
-                        known.extend(self.linked().into_iter().map(str::to_owned));
+                let server = match server {
+                    Some(s) => Some(self.known_server(&s).ok_or_else(|| {
+                        let mut known: Vec<ServerName> =
+                            self.servers().into_iter().cloned().collect();
+                        known.extend(self.linked().into_iter().cloned());
                         known.sort();
                         known.dedup();
-                        return Err(Refusal::UnknownServer {
-                            server: s.clone(),
+                        Refusal::UnknownServer {
+                            server: s,
                             servers: known,
-                        });
-                    }
-                }
+                        }
+                    })?),
+                    None => None,
+                };
                 let servers = match &server {
                     Some(s) => vec![s.clone()],
                     None => self.presenting(),
@@ -319,7 +333,7 @@ impl Presenter {
 
     fn plan_open(
         &self,
-        server: String,
+        server: ServerName,
         snap: &Snapshot,
         ts: String,
         instance: Option<String>,
@@ -361,7 +375,7 @@ impl Presenter {
 
     fn plan_close(
         &self,
-        server: String,
+        server: ServerName,
         snap: &Snapshot,
         ts: String,
         instance: Option<String>,
@@ -425,7 +439,7 @@ impl Presenter {
         args: Map<String, Value>,
     ) -> Result<Plan, Refusal> {
         let presenting = self.presenting();
-        let candidates: Vec<String> = presenting
+        let candidates: Vec<ServerName> = presenting
             .iter()
             .filter(|s| server.as_deref().is_none_or(|n| n == s.as_str()))
             .filter(|s| self.actable(s, &name))
