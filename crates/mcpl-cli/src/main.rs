@@ -78,6 +78,15 @@ enum Command {
         /// of one deployment.
         #[arg(long, value_name = "PREFIX", default_value = "mcpl-arcade")]
         store_prefix: String,
+        /// Serve a live, read-only web page of principals, connections, toolsets and hint
+        /// changes at `http://ADDR/` (loopback unless `--inspect-token` is set). The URL is
+        /// printed on stderr.
+        #[arg(long, value_name = "ADDR")]
+        inspect: Option<String>,
+        /// With `--inspect`: the token the page asks for (required off loopback; sent by a
+        /// login form as a cookie, never in a URL).
+        #[arg(long, value_name = "TOKEN", requires = "inspect")]
+        inspect_token: Option<String>,
         /// Origins, TLS and limits of `--listen`.
         #[command(flatten)]
         guard: cmd::arcade::ListenFlags,
@@ -213,6 +222,8 @@ fn main() -> ExitCode {
             conformance,
             store,
             store_prefix,
+            inspect,
+            inspect_token,
             guard,
         } => cmd::arcade::run(cmd::arcade::Options {
             listen,
@@ -221,6 +232,8 @@ fn main() -> ExitCode {
             conformance,
             store,
             store_prefix,
+            inspect,
+            inspect_token,
             guard,
         }),
         Command::Demo => cmd::demo::run(),

@@ -14,6 +14,7 @@ use crate::context::{Call, CallKind, CloseReply, Context, OpenReply, Outcome, Re
 use crate::decl::Catalog;
 use crate::error::Error;
 use crate::listen::ListenOptions;
+use crate::observe::{OBSERVER_CAPACITY, Observation, hints_of};
 use crate::principal::CallId;
 use crate::principal::{ConnectionId, Identity, Principal};
 use crate::server::Server;
@@ -115,6 +116,8 @@ struct Hub {
     conflicts: AtomicU64,
     /// The committer task's queue, started on first use.
     jobs: OnceLock<mpsc::UnboundedSender<Job>>,
+    /// The observer channel, made by the first [`Handle::observe`]; unset, nothing is built.
+    observer: OnceLock<tokio::sync::broadcast::Sender<Observation>>,
 }
 
 impl Default for Hub {
@@ -127,6 +130,7 @@ impl Default for Hub {
             event_prefix: process_prefix(),
             conflicts: AtomicU64::new(0),
             jobs: OnceLock::new(),
+            observer: OnceLock::new(),
         }
     }
 }
@@ -143,6 +147,16 @@ fn process_prefix() -> String {
 }
 
 impl Hub {
+    /// Hands a record to the observer, if one is attached (never blocks; a full channel drops
+    /// the oldest records).
+    fn observe(&self, record: impl FnOnce() -> Option<Observation>) {
+        if let Some(tx) = self.observer.get()
+            && let Some(record) = record()
+        {
+            let _ = tx.send(record);
+        }
+    }
+
     fn publish(&self, change: PrincipalChange) {
         if let Some(relay) = self.relay.get()
             && !change.principal.ends_at_disconnect()
@@ -185,6 +199,15 @@ fn now() -> Instant {
 }
 
 impl Handle {
+    /// Attaches a watcher: a bounded receiver of [`Observation`]s from now on. A slow
+    /// receiver misses records (`Lagged`) and never holds up a connection.
+    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<Observation> {
+        self.hub
+            .observer
+            .get_or_init(|| tokio::sync::broadcast::channel(OBSERVER_CAPACITY).0)
+            .subscribe()
+    }
+
     /// A handle for `server`, with no connections yet.
     pub fn new(server: Server) -> Self {
         Handle {
@@ -526,6 +549,12 @@ impl<A: App> Runtime<A> {
         tokio::pin!(handshake);
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.register(&principal, connection, tx.clone());
+        self.hub.observe(|| {
+            Some(Observation::Connected {
+                connection,
+                principal: principal.clone(),
+            })
+        });
         let mut session = self.server.session(principal.clone(), connection, now());
         session.set_event_prefix(self.hub.event_prefix.clone());
         let result = loop {
@@ -587,6 +616,12 @@ impl<A: App> Runtime<A> {
             }
         }
         self.unregister(&principal, connection);
+        self.hub.observe(|| {
+            Some(Observation::Disconnected {
+                connection,
+                principal: principal.clone(),
+            })
+        });
         peer.close().await;
         result
     }
@@ -694,6 +729,15 @@ impl<A: App> Runtime<A> {
                 Effect::Send(mut message) => {
                     // No error quotes more than 128 characters of client input.
                     mcpl_protocol::clip::bound_errors(&mut message);
+                    self.hub.observe(|| {
+                        let (carrier, hints) = hints_of(&message)?;
+                        Some(Observation::Hints {
+                            connection: session.connection(),
+                            principal: session.principal().clone(),
+                            carrier,
+                            hints,
+                        })
+                    });
                     peer.send(message)
                         .map_err(|e| Error::Transport(e.to_string()))?
                 }

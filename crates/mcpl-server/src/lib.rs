@@ -187,6 +187,8 @@ mod error;
 #[cfg(feature = "tokio")]
 pub mod listen;
 mod local;
+#[cfg(feature = "tokio")]
+pub mod observe;
 mod principal;
 mod schema;
 mod server;

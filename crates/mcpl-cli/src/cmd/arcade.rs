@@ -32,6 +32,10 @@ pub struct Options {
     pub store: Option<String>,
     /// The prefix of the arcade's Redis keys (`--store-prefix`).
     pub store_prefix: String,
+    /// `--inspect ADDR`: where to serve the live inspector page.
+    pub inspect: Option<String>,
+    /// `--inspect-token`: required when `--inspect` is not loopback.
+    pub inspect_token: Option<String>,
     /// Origins, TLS and limits of `--listen`.
     pub guard: ListenFlags,
 }
@@ -280,6 +284,18 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
             }
         };
         let server = running.server();
+        if let Some(addr) = &options.inspect {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("binding --inspect {addr}"))?;
+            let inspector = mcpl_inspect::inspect_server(
+                listener,
+                server.handle().clone(),
+                options.inspect_token.clone(),
+            )
+            .await?;
+            eprintln!("mcpl arcade: inspect at http://{}/", inspector.addr);
+        }
         match listen {
             None => {
                 server
