@@ -13,7 +13,7 @@
 use crate::context::{Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
 use crate::decl::Catalog;
 use crate::error::Error;
-use crate::listen::ListenOptions;
+use crate::listen_options::ListenOptions;
 use crate::observe::{OBSERVER_CAPACITY, Observation, hints_of};
 use crate::principal::CallId;
 use crate::principal::{ConnectionId, Identity, Principal};
@@ -528,7 +528,7 @@ impl<A: App> Runtime<A> {
             transport,
             principal,
             connection,
-            crate::listen::DEFAULT_HANDSHAKE_TIMEOUT,
+            crate::listen_options::DEFAULT_HANDSHAKE_TIMEOUT,
         )
         .await
     }

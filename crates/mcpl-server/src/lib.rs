@@ -186,6 +186,8 @@ pub mod driver;
 mod error;
 #[cfg(feature = "tokio")]
 pub mod listen;
+#[cfg(feature = "tokio")]
+mod listen_options;
 mod local;
 #[cfg(feature = "tokio")]
 pub mod observe;
