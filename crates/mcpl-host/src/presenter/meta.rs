@@ -9,7 +9,7 @@ use super::check::{ArgCheck, check_args};
 use super::refusal::{Refusal, Wanted, list};
 use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
-use crate::names::ServerName;
+use crate::names::{InstanceName, ServerName, ToolsetName};
 
 /// What a model's tool call asks the embedder to do, once selectors and routes are checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +27,7 @@ pub enum Plan {
         /// The server.
         server: ServerName,
         /// The group.
-        group: String,
+        group: ToolsetName,
     },
     /// Call [`crate::Controller::close`] on `server`.
     Close {
@@ -41,7 +41,7 @@ pub enum Plan {
         /// The server.
         server: ServerName,
         /// The group.
-        group: String,
+        group: ToolsetName,
     },
     /// Call a dynamic tool through act: [`crate::Controller::call`].
     Act {
@@ -158,8 +158,13 @@ fn object(args: &Value) -> Result<Map<String, Value>, Refusal> {
     }
 }
 
-fn is_name(s: &str) -> bool {
-    mcpl_protocol::rfc014::check_name("instance", s).is_ok()
+/// The toolset a model named, parsed at the edge. `pick` has already found it on a server,
+/// and the controller's catalog keeps only names that fit the grammar, so a miss here reads
+/// as the toolset not being there.
+fn toolset_name(raw: &str) -> Result<ToolsetName, Refusal> {
+    ToolsetName::parse(raw).map_err(|_| Refusal::NoToolset {
+        toolset: raw.to_owned(),
+    })
 }
 
 impl Presenter {
@@ -303,6 +308,7 @@ impl Presenter {
                         .is_some_and(|n| n.toolset_names().contains(ts.as_str()))
                 })?;
                 let snap = self.snapshot(&srv).ok_or(Refusal::ServerGone)?;
+                let ts = toolset_name(&ts)?;
                 if tool == META_OPEN {
                     self.plan_open(srv, snap, ts, instance, args.get("options").cloned())
                 } else {
@@ -335,31 +341,35 @@ impl Presenter {
         &self,
         server: ServerName,
         snap: &Snapshot,
-        ts: String,
+        ts: ToolsetName,
         instance: Option<String>,
         options: Option<Value>,
     ) -> Result<Plan, Refusal> {
         if snap.is_undeclared(&ts) {
             return Ok(Plan::OpenGroup { server, group: ts });
         }
-        let decl = snap.declared().get(&ts).ok_or_else(|| Refusal::NoToolset {
-            toolset: ts.clone(),
-        })?;
+        let decl = snap
+            .declared()
+            .get(ts.as_str())
+            .ok_or_else(|| Refusal::NoToolset {
+                toolset: ts.to_string(),
+            })?;
         if options.as_ref().is_some_and(|o| !o.is_object()) {
             return Err(Refusal::MustBeObject { key: "options" });
         }
         let instance = if decl.instances {
             match instance {
-                Some(i) if !is_name(&i) => {
-                    return Err(Refusal::BadInstanceName { name: i });
-                }
-                Some(i) => Some(i),
+                Some(i) => Some(
+                    InstanceName::parse(&i).map_err(|_| Refusal::BadInstanceName { name: i })?,
+                ),
                 // H59: always propose a name, so a retry adopts instead of duplicating.
                 None => Some(propose(&ts, &snap.instances(&ts))),
             }
         } else {
             if instance.is_some() {
-                return Err(Refusal::NoInstances { toolset: ts });
+                return Err(Refusal::NoInstances {
+                    toolset: ts.into_string(),
+                });
             }
             None
         };
@@ -377,7 +387,7 @@ impl Presenter {
         &self,
         server: ServerName,
         snap: &Snapshot,
-        ts: String,
+        ts: ToolsetName,
         instance: Option<String>,
     ) -> Result<Plan, Refusal> {
         if snap.is_undeclared(&ts) {
@@ -400,6 +410,20 @@ impl Presenter {
 
     /// The instance of an instanced toolset a request means (§4.3, H57).
     pub(super) fn pick_instance(
+        &self,
+        snap: &Snapshot,
+        ts: &str,
+        instance: Option<String>,
+    ) -> Result<InstanceName, Refusal> {
+        let picked = self.pick_open_instance(snap, ts, instance)?;
+        // The snapshot keeps only instance names that fit the grammar (H07), so this parses.
+        InstanceName::parse(&picked).map_err(|_| Refusal::NoneOpen {
+            toolset: ts.to_owned(),
+        })
+    }
+
+    /// [`Self::pick_instance`] on the snapshot's strings.
+    fn pick_open_instance(
         &self,
         snap: &Snapshot,
         ts: &str,
@@ -571,10 +595,13 @@ fn unreachable_plan() -> Plan {
 }
 
 /// H59: `{toolset}-{k}` with the smallest k not open, cut to the name grammar's length.
-fn propose(ts: &str, open: &[Option<&str>]) -> String {
+fn propose(ts: &ToolsetName, open: &[Option<&str>]) -> InstanceName {
     let head: String = ts.chars().take(24).collect();
-    (1..)
+    let name = (1..)
         .map(|k| format!("{head}-{k}"))
         .find(|n| !open.contains(&Some(n.as_str())))
-        .unwrap_or_else(|| head.clone())
+        .unwrap_or_else(|| head.clone());
+    // A toolset name of at most 24 characters, `-` and a number stays in the grammar.
+    InstanceName::try_from(name)
+        .unwrap_or_else(|_| InstanceName::parse(ts).expect("a toolset name is an instance name"))
 }
