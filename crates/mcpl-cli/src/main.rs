@@ -44,7 +44,8 @@ enum Command {
     },
     /// Serve the arcade, the example games server.
     Arcade {
-        /// Listen on `ws://ADDR` or `http://ADDR` instead of serving stdio.
+        /// Listen on `ws://ADDR`, `wss://ADDR`, `http://ADDR` or `https://ADDR` instead of
+        /// serving stdio (the TLS forms need `--tls-cert` and `--tls-key`).
         #[arg(long, value_name = "ADDR")]
         listen: Option<String>,
         /// With `--listen`: a bearer token and the principal it stands for, `TOKEN=PRINCIPAL`.
@@ -69,6 +70,9 @@ enum Command {
         /// of one deployment.
         #[arg(long, value_name = "PREFIX", default_value = "mcpl-arcade")]
         store_prefix: String,
+        /// Origins, TLS and limits of `--listen`.
+        #[command(flatten)]
+        guard: cmd::arcade::ListenFlags,
     },
     /// Run a scripted agent through a whole session and print the transcript and cache report.
     Demo,
@@ -85,8 +89,11 @@ enum Command {
     },
     /// Connect to a server and show what it declares: tools, hints, toolsets.
     Inspect {
-        /// The server: a command line, a ws:// URL or an http(s):// URL.
+        /// The server: a command line, a ws(s):// URL or an http(s):// URL.
         spec: String,
+        /// Credentials, headers and CA for a ws(s):// or http(s):// server.
+        #[command(flatten)]
+        connect: cmd::connect::ConnectFlags,
     },
 }
 
@@ -102,6 +109,9 @@ enum ConformanceTarget {
         /// makes them one principal (vectors 9, 14 and 32 need that).
         #[arg(long, value_name = "TOKEN", requires = "url")]
         token: Option<String>,
+        /// With `--url`: a header sent on every connection, `NAME=VALUE`. Repeatable.
+        #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+        headers: Vec<String>,
         #[command(flatten)]
         report: ReportArgs,
         /// The command that starts the server under test.
@@ -145,6 +155,7 @@ impl ReportArgs {
             command,
             url,
             token,
+            headers: Vec::new(),
             json: self.json,
             junit: self.junit,
             only: self.only,
@@ -190,6 +201,7 @@ fn main() -> ExitCode {
             conformance,
             store,
             store_prefix,
+            guard,
         } => cmd::arcade::run(cmd::arcade::Options {
             listen,
             tokens,
@@ -197,25 +209,32 @@ fn main() -> ExitCode {
             conformance,
             store,
             store_prefix,
+            guard,
         }),
         Command::Demo => cmd::demo::run(),
         Command::Conformance { target } => match target {
             ConformanceTarget::Server {
                 url,
                 token,
+                headers,
                 report,
                 command,
-            } => cmd::conformance::run(
-                cmd::conformance::Side::Server,
-                report.into_args(command, url, token),
-            ),
+            } => headers
+                .iter()
+                .map(|h| cmd::connect::parse_header(h))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .and_then(|headers| {
+                    let mut args = report.into_args(command, url, token);
+                    args.headers = headers;
+                    cmd::conformance::run(cmd::conformance::Side::Server, args)
+                }),
             ConformanceTarget::Host { report, command } => cmd::conformance::run(
                 cmd::conformance::Side::Host,
                 report.into_args(command, None, None),
             ),
         },
         Command::Bench { quick } => cmd::bench::run(quick),
-        Command::Inspect { spec } => cmd::inspect::run(spec),
+        Command::Inspect { spec, connect } => cmd::inspect::run(spec, connect),
     };
     match outcome {
         Ok(code) => code,

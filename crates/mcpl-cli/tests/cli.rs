@@ -95,8 +95,13 @@ fn bench_quick_prints_a_table_with_every_row() {
         text.matches("| 6 replicas on redis |").count() >= 2,
         "row 6 has its latency figures:\n{text}"
     );
+    // Row 7: every never-initialized connection closed by the handshake timeout, memory flat.
+    assert!(
+        text.contains("| 7 handshake timeout | connections closed by the 3s handshake timeout | 3000 | 3000 (connections opened) |"),
+        "row 7 has its figures:\n{text}"
+    );
     // The progress bar goes to stderr and reaches its end.
-    assert!(err.contains("6/6 done"), "{err}");
+    assert!(err.contains("7/7 done"), "{err}");
 }
 
 /// `mcpl inspect` reads a real server (the arcade as a child process) the way a host with

@@ -184,6 +184,8 @@ mod decl;
 #[cfg(feature = "tokio")]
 pub mod driver;
 mod error;
+#[cfg(feature = "tokio")]
+pub mod listen;
 mod local;
 mod principal;
 mod schema;

@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::front::{self, Shared};
 use crate::link::{self, LinkContext, LinkStatus, LinkTiming, Links};
 use crate::meter::{CacheReport, Counters, snapshots};
+use crate::relay::EventIds;
 use crate::spec::ServerSpec;
 
 /// How a surface runs.
@@ -33,6 +34,9 @@ pub struct SurfaceConfig {
     /// The most bytes a result and what it carries may take (H84, H88); what does not fit
     /// waits for the next answer. Default [`DEFAULT_INLINE_CAP`]; `None`: no cap.
     pub inline_cap: Option<usize>,
+    /// Where the `eventId`s of the surface's own pushes come from (random per process by
+    /// default; tests seed it).
+    pub event_ids: EventIds,
 }
 
 impl SurfaceConfig {
@@ -44,6 +48,7 @@ impl SurfaceConfig {
             timing: LinkTiming::default(),
             settle: Duration::from_secs(10),
             inline_cap: Some(DEFAULT_INLINE_CAP),
+            event_ids: EventIds::random(),
         }
     }
 }
@@ -104,6 +109,7 @@ impl Surface {
             counters,
             servers: config.servers.iter().map(|s| s.name.clone()).collect(),
             settle: config.settle,
+            event_ids: config.event_ids.clone(),
         };
         Ok(Surface {
             shared,

@@ -432,7 +432,15 @@ async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
     assert_eq!(params["origin"]["server"], "cells");
     // The hints are the surface's to apply, not the client's.
     assert!(params.get("hints").is_none(), "{params}");
+    // MCPL §9.2, §9.4: in the surface's own name, with its own id from the injected source.
+    assert_eq!(params["featureSet"], "surface.events", "{params}");
+    assert_eq!(params["eventId"], "surface-t-1", "{params}");
+    assert!(params.get("toolset").is_none(), "{params}");
+    assert_eq!(params["origin"]["toolset"], "game", "{params}");
     responder.respond(json!({"accepted": true})).unwrap();
+    // Told once: the event is not news in the next answer as well.
+    let (look, _) = client.call("toolsets_look", json!({})).await;
+    assert!(!look.contains("Rival took c0."), "{look}");
 }
 
 #[tokio::test]

@@ -53,7 +53,8 @@ impl EmbeddedConnector {
             return Ok(a.clone());
         }
         let a = Arc::new(
-            mcpl_arcade::start(self.config).map_err(|e| ConnectError::Transport(e.to_string()))?,
+            mcpl_arcade::start(self.config.clone())
+                .map_err(|e| ConnectError::Transport(e.to_string()))?,
         );
         *slot = Some(a.clone());
         Ok(a)

@@ -121,9 +121,11 @@ impl Task {
                 peer,
                 mut events,
                 granted,
+                withheld,
                 closed,
             } => {
                 let server = cfg.server.clone();
+                self.pres.set_withheld(&server, withheld);
                 let ctrl = Controller::resume(*cfg, now(), self.kept.remove(&server));
                 self.next_epoch += 1;
                 let epoch = self.next_epoch;
@@ -327,10 +329,12 @@ impl Task {
                     self.pres.handle_change(name, &ch);
                 }
                 Effect::Event(ev) => {
-                    for a in self.agents.values_mut() {
-                        a.pushed(name, &ev);
-                    }
-                    self.pres.handle_event(name, &ev);
+                    let told = self
+                        .agents
+                        .iter_mut()
+                        .filter_map(|(id, a)| a.pushed(name, &ev).then(|| id.clone()))
+                        .collect();
+                    self.pres.handle_event_told(name, &ev, &told);
                 }
                 Effect::Notice(no) => self.pres.handle_notice(name, &no),
                 Effect::Answered(a) => answers.push(a),

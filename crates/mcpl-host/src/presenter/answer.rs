@@ -118,6 +118,10 @@ impl Presenter {
                 }
             }
         }
+        // Events that cannot reach the agent, and why; saying it here counts as telling it.
+        if query.tool.is_none() && query.toolset.is_none() {
+            lines.extend(self.look_withheld(agent, query.server.as_deref()));
+        }
         if servers.is_empty() && lines.is_empty() {
             lines.push("no server presents toolsets".to_owned());
         }

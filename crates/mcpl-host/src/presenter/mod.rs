@@ -6,7 +6,10 @@
 //! - each **agent's window queue**: changes owed as notices, told once and in read order, and
 //!   the changes that ride with a result where the result reaches the agent;
 //! - the **meta-tools**: selector checks, resolution by the two-view rule (§4.2, H37), the
-//!   argument check, and the text of look, refusals and outcomes.
+//!   argument check, and the text of look, refusals and outcomes;
+//! - **withheld events**: per server, why its events cannot reach the agent (an older MCPL
+//!   server without `featureSets/update`, a feature set needing an ungranted capability),
+//!   told once and shown by look.
 //!
 //! Like the controller it reads no clock and performs no I/O.
 
@@ -20,6 +23,7 @@ mod queue;
 mod refusal;
 pub mod render;
 mod window;
+mod withheld;
 
 use crate::names::ServerName;
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +43,7 @@ pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
 pub use refusal::{Refusal, Wanted};
 pub use window::{AgentId, WindowItem};
+pub use withheld::{Withheld, needs_ungranted};
 
 /// The bound on one notice's length, in bytes (H73).
 pub fn window_cap() -> usize {
@@ -110,6 +115,8 @@ pub struct Presenter {
     agents: BTreeMap<AgentId, queue::Agent>,
     links: BTreeMap<ServerName, LinkState>,
     ever_up: BTreeSet<ServerName>,
+    /// Per server, the sentences about events it cannot send the agent.
+    withheld: BTreeMap<ServerName, Vec<String>>,
     next_token: u64,
 }
 

@@ -91,6 +91,13 @@ impl Agent {
         });
     }
 
+    /// Drops owed host words (link and withheld sentences) equal to one of `texts`.
+    pub(super) fn forget_owed_links(&mut self, texts: &[String]) {
+        self.entries.retain(|e| {
+            !(e.state == State::Owed && matches!(&e.body, Body::Link(t) if texts.contains(t)))
+        });
+    }
+
     pub(super) fn forget_ended(&mut self, server: &ServerName, principal: &str, id: &str) {
         self.told_ended
             .remove(&(server.clone(), principal.to_owned(), id.to_owned()));

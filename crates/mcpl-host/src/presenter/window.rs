@@ -30,7 +30,10 @@ pub struct WindowItem {
 impl Presenter {
     /// Registers an agent window; changes read from now on are owed to it.
     pub fn add_agent(&mut self, agent: AgentId) {
-        self.agents.entry(agent).or_default();
+        if !self.agents.contains_key(&agent) {
+            self.agents.entry(agent.clone()).or_default();
+            self.tell_withheld(&agent);
+        }
     }
 
     /// Forgets an agent. Changes claimed for it are lost with it only if no other agent
@@ -80,7 +83,34 @@ impl Presenter {
 
     /// A controller's `Event` effect: the push is delivered with its own change (H47).
     pub fn handle_event(&mut self, server: &ServerName, ev: &PushEvent) {
-        for a in self.agents.values_mut() {
+        self.handle_event_told(server, ev, &BTreeSet::new());
+    }
+
+    /// [`handle_event`](Self::handle_event) where the agents in `told` were told the event
+    /// already (an MCPL client of a surface, as its own `push/event`): they are not told it
+    /// again as news; the change it carried is still owed to them.
+    pub fn handle_event_told(
+        &mut self,
+        server: &ServerName,
+        ev: &PushEvent,
+        told: &BTreeSet<AgentId>,
+    ) {
+        for (id, a) in &mut self.agents {
+            if told.contains(id) {
+                if let Some(e) = a
+                    .entries
+                    .iter_mut()
+                    .find(|e| &e.server == server && e.state == State::AwaitEvent(ev.seq))
+                {
+                    e.state = State::Owed;
+                } else {
+                    a.early_events.push_back((server.to_owned(), ev.seq));
+                    if a.early_events.len() > EARLY_EVENTS {
+                        a.early_events.pop_front();
+                    }
+                }
+                continue;
+            }
             let waiting = a
                 .entries
                 .iter_mut()

@@ -312,6 +312,7 @@ pub async fn surface_for(
         backoff_initial: Duration::from_millis(5),
         backoff_max: Duration::from_millis(40),
     };
+    cfg.event_ids = mcpl_surface::EventIds::seeded("t");
     let surface = Arc::new(Surface::start(cfg, Arc::new(cutter.clone())).expect("surface starts"));
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(server_io);
