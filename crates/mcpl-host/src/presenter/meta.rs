@@ -605,3 +605,24 @@ fn propose(ts: &ToolsetName, open: &[Option<&str>]) -> InstanceName {
     InstanceName::try_from(name)
         .unwrap_or_else(|_| InstanceName::parse(ts).expect("a toolset name is an instance name"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_toolset_the_model_names_is_parsed_at_the_edge() {
+        assert_eq!(toolset_name("game").unwrap(), "game");
+        // A name outside the grammar reads as the toolset not being there (same text as before).
+        let refusal = toolset_name("a b").unwrap_err();
+        assert_eq!(refusal.to_string(), "no toolset `a b`");
+    }
+
+    #[test]
+    fn h59_a_proposed_instance_name_fits_the_grammar() {
+        let ts = ToolsetName::parse(&"t".repeat(32)).unwrap();
+        let name = propose(&ts, &[Some(&format!("{}-1", "t".repeat(24)))]);
+        assert_eq!(name.as_str(), format!("{}-2", "t".repeat(24)));
+        assert!(InstanceName::parse(name.as_str()).is_ok());
+    }
+}
