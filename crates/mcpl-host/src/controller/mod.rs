@@ -428,9 +428,8 @@ impl Controller {
     pub fn open(&mut self, now: Instant, req: OpenRequest) -> Result<Pending, Error> {
         self.usable()?;
         let decl = self.declared(&req.toolset)?;
-        match (&req.instance, decl.instances) {
-            (Some(_), false) => return Err(Error::InstanceNotAllowed(req.toolset)),
-            _ => {}
+        if req.instance.is_some() && !decl.instances {
+            return Err(Error::InstanceNotAllowed(req.toolset));
         }
         let mut params = json!({ "toolset": req.toolset });
         if let Some(i) = &req.instance {
