@@ -4,6 +4,7 @@ use crate::controller;
 use crate::fanout;
 use crate::handshake;
 use crate::peers;
+use crate::plain;
 use crate::progress::Progress;
 use crate::replicas;
 use crate::report::{Report, Row, RowOutcome, machine};
@@ -20,7 +21,7 @@ pub struct BenchConfig {
     pub exe: PathBuf,
 }
 
-/// Runs every row in order, drawing `progress` (seven steps), and returns the report. A row
+/// Runs every row in order, drawing `progress` (eight steps), and returns the report. A row
 /// that fails is reported as failed; the others still run.
 pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
     let quick = config.quick;
@@ -39,6 +40,7 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
                 (5, "peer comparison"),
                 (6, "replicas on redis"),
                 (7, "handshake timeout"),
+                (8, "plain servers"),
             ]
             .into_iter()
             .map(|(number, title)| Row {
@@ -147,6 +149,12 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         number: 7,
         title: "handshake timeout",
         outcome: outcome(runtime.block_on(handshake::measure(&settings))),
+    });
+    progress.advance("8 plain servers");
+    rows.push(Row {
+        number: 8,
+        title: "plain servers",
+        outcome: outcome(runtime.block_on(plain::measure())),
     });
     progress.finish();
     // The surface's link tasks and the arcades end with the runtime.

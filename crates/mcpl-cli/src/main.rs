@@ -34,6 +34,10 @@ enum Command {
         /// for the next result (default 16000, or the config file's `inlineCap`).
         #[arg(long, value_name = "BYTES")]
         inline_cap: Option<usize>,
+        /// A plain server without `toolsets` in its config entry that lists more tools than
+        /// this is grouped into host-side toolsets by shared name prefix.
+        #[arg(long, value_name = "N", default_value_t = mcpl_surface::DEFAULT_STATIC_LIMIT)]
+        static_limit: usize,
         /// Serve plain clients over Streamable HTTP at `http://ADDR/mcp` instead of stdio;
         /// each HTTP session is its own agent.
         #[arg(long, value_name = "http://ADDR")]
@@ -185,12 +189,14 @@ fn main() -> ExitCode {
             servers,
             config,
             inline_cap,
+            static_limit,
             listen,
             token,
         } => cmd::surface::run(cmd::surface::Options {
             servers,
             config,
             inline_cap,
+            static_limit,
             listen,
             token,
         }),

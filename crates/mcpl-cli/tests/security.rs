@@ -161,7 +161,8 @@ fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
         assert!(before.to_string().contains("resign"), "{before}");
 
         // Bob, with his own valid token, names ada's session: 404, like a session that does
-        // not exist. Without any token: 401. Neither reaches the session.
+        // not exist. Without any token, or with a token nobody holds: 404 too. None of them
+        // reaches the session.
         let bob = [
             ("authorization", "Bearer bob-t"),
             ("mcp-session-id", session.as_str()),
@@ -175,7 +176,14 @@ fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
         assert_eq!(status, 404, "{answer:?}");
         assert_eq!(raw.post(&bob, list()).await.0, 404);
         let anonymous = [("mcp-session-id", session.as_str())];
-        assert_eq!(raw.post(&anonymous, resign).await.0, 401);
+        assert_eq!(raw.post(&anonymous, resign.clone()).await.0, 404);
+        let forged = [
+            ("authorization", "Bearer nobody-t"),
+            ("mcp-session-id", session.as_str()),
+        ];
+        assert_eq!(raw.post(&forged, resign).await.0, 404);
+        // Without a session id, a missing token is still told as such.
+        assert_eq!(raw.post(&[], list()).await.0, 401);
 
         // Ada's game is as it was.
         let (_, _, after) = raw.post(&ada, list()).await;
@@ -183,6 +191,7 @@ fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
     });
     let log = arcade.log();
     assert!(log.contains("another principal's credentials"), "{log}");
+    assert!(log.contains("without valid credentials"), "{log}");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::glob::glob;
 use crate::names::ServerName;
 
 /// How the transport orders messages, which decides what an early rev means (§6.1).
@@ -48,30 +49,6 @@ impl ToolPolicy {
     }
 }
 
-/// `*` matches any run of characters; everything else matches itself.
-fn glob(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let mut rest = name;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(part) {
-                Some(r) => rest = r,
-                None => return false,
-            }
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else if let Some(at) = rest.find(part) {
-            rest = &rest[at + part.len()..];
-        } else {
-            return false;
-        }
-    }
-    true
-}
-
 /// Settings for one controller (one server connection).
 #[derive(Debug, Clone)]
 pub struct ControllerConfig {
@@ -106,6 +83,9 @@ pub struct ControllerConfig {
     /// 60 s; at least 1. A run past it is deferred until the window admits it, never dropped,
     /// and announced with [`Effect::RecoveryLimited`](crate::Effect::RecoveryLimited).
     pub max_recoveries_per_minute: u32,
+    /// Host-side toolsets for a plain server (one without toolHints): how its tools are
+    /// grouped, fixed at its first list. `None`: every tool of a plain server is static.
+    pub grouping: Option<crate::grouping::Grouping>,
 }
 
 impl ControllerConfig {
@@ -127,6 +107,7 @@ impl ControllerConfig {
             backoff_max: Duration::from_secs(10),
             max_pages: 64,
             max_recoveries_per_minute: 60,
+            grouping: None,
         }
     }
 }

@@ -19,6 +19,10 @@
 //! as those clients write it and must agree with the entry. `${VAR}` in any string value is
 //! replaced from the environment; an unset variable is an error naming it, so a secret never
 //! becomes an empty `Bearer `. `inlineCap` is the surface's inline cap in bytes (H84).
+//!
+//! A plain server's entry may group its tools into host-side toolsets (see
+//! `mcpl_host::grouping`): `"toolsets": {"NAME": ["GLOB", ...]}`, `"static": ["GLOB", ...]`
+//! and `"autoOpen": true` (act on a closed toolset's tool opens it instead of refusing).
 
 use std::path::{Path, PathBuf};
 
@@ -126,6 +130,9 @@ pub enum EntryProblem {
     /// `headers` on a command entry.
     #[error("`headers` are for a `url`, not a `command`")]
     HeadersOnCommand,
+    /// `toolsets`, `static` or `autoOpen` is wrong; the text names the key.
+    #[error("{0}")]
+    Grouping(String),
 }
 
 /// Why a `${VAR}` could not be expanded.
@@ -284,6 +291,7 @@ fn entry_spec(
         }
     };
     let mut spec = ServerSpec::new(name, target);
+    spec.grouping = grouping(entry).map_err(EntryProblem::Grouping)?;
     spec.headers = pairs(entry, "headers", var)?;
     spec.env = pairs(entry, "env", var)?;
     spec.cwd = text("cwd")?.map(PathBuf::from);
@@ -295,6 +303,36 @@ fn entry_spec(
         return Err(EntryProblem::HeadersOnCommand);
     }
     Ok(spec)
+}
+
+/// The entry's `toolsets`, `static` and `autoOpen`.
+fn grouping(entry: &Map<String, Value>) -> Result<mcpl_host::Grouping, String> {
+    let globs = |v: &Value, key: &str| -> Result<Vec<String>, String> {
+        v.as_array()
+            .and_then(|a| a.iter().map(|g| g.as_str().map(str::to_owned)).collect())
+            .ok_or_else(|| format!("`{key}` must be an array of glob strings"))
+    };
+    let mut g = mcpl_host::Grouping::default();
+    match entry.get("toolsets") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(sets)) => {
+            for (name, v) in sets {
+                g.toolsets
+                    .push((name.clone(), globs(v, &format!("toolsets.{name}"))?));
+            }
+        }
+        Some(_) => return Err("`toolsets` must be an object of glob arrays".to_owned()),
+    }
+    if let Some(v) = entry.get("static").filter(|v| !v.is_null()) {
+        g.statics = globs(v, "static")?;
+    }
+    match entry.get("autoOpen") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(b)) => g.auto_open = *b,
+        Some(_) => return Err("`autoOpen` must be true or false".to_owned()),
+    }
+    g.check().map_err(|e| format!("`toolsets`: {e}"))?;
+    Ok(g)
 }
 
 fn pairs(
@@ -393,6 +431,51 @@ mod tests {
         );
         assert_eq!(notes.env, vec![("K".to_owned(), "v".to_owned())]);
         assert_eq!(notes.cwd, Some(PathBuf::from("/tmp")));
+    }
+
+    #[test]
+    fn toolsets_static_and_auto_open_group_a_plain_server_in_file_order() {
+        let text = r#"{"mcpServers": {"box": {"command": "box",
+            "toolsets": {"zeta": ["z_*"], "alpha": ["a_*", "*.md"]},
+            "static": ["a_keep"], "autoOpen": true}}}"#;
+        let c = FileConfig::parse(text, env).unwrap();
+        let g = &c.servers[0].grouping;
+        assert_eq!(
+            g.toolsets,
+            vec![
+                ("zeta".to_owned(), vec!["z_*".to_owned()]),
+                (
+                    "alpha".to_owned(),
+                    vec!["a_*".to_owned(), "*.md".to_owned()]
+                ),
+            ]
+        );
+        assert_eq!(g.statics, vec!["a_keep".to_owned()]);
+        assert!(g.auto_open);
+        let plain = FileConfig::parse(r#"{"mcpServers": {"b": {"command": "b"}}}"#, env).unwrap();
+        assert_eq!(plain.servers[0].grouping, mcpl_host::Grouping::default());
+    }
+
+    #[test]
+    fn bad_grouping_keys_are_refused_naming_the_server_and_key() {
+        for (entry, want) in [
+            (r#""toolsets": ["a"]"#, "`toolsets` must be an object"),
+            (
+                r#""toolsets": {"a": "x_*"}"#,
+                "`toolsets.a` must be an array",
+            ),
+            (r#""toolsets": {"bad name": ["x"]}"#, "bad name"),
+            (r#""toolsets": {"a": []}"#, "glob"),
+            (r#""static": "x""#, "`static` must be an array"),
+            (r#""autoOpen": "yes""#, "`autoOpen` must be true or false"),
+        ] {
+            let text = format!(r#"{{"mcpServers": {{"box": {{"command": "b", {entry}}}}}}}"#);
+            let err = FileConfig::parse(&text, env).unwrap_err().to_string();
+            assert!(
+                err.contains(want) && err.contains("server \"box\""),
+                "{entry}: {err}"
+            );
+        }
     }
 
     #[test]

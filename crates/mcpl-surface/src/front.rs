@@ -227,7 +227,7 @@ fn initialize(
     info.title = Some("MCPL surface host".to_owned());
     let mut result = InitializeResult::answer(&params, caps, info);
     result.instructions = Some(format!(
-        "Tools that come and go (games, modes) are reached through {META_OPEN}, {META_LOOK}, {META_ACT} and {META_CLOSE}. Each result ends with what changed and any news since your last call; call {META_LOOK} to check for news and to see each server's state."
+        "Tools that come and go (games, modes), and the tools of large servers grouped into toolsets, are reached through {META_OPEN}, {META_LOOK}, {META_ACT} and {META_CLOSE}; {META_LOOK} with a query searches every toolset and tool. Each result ends with what changed and any news since your last call; call {META_LOOK} to check for news and to see each server's state."
     ));
     let _ = responder.respond_with(&result);
 }

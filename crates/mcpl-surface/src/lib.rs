@@ -52,6 +52,7 @@ pub use connector::{BoxFuture, ConnectError, Connector, StandardConnector};
 pub use error::Error;
 pub use link::{LinkStatus, LinkTiming};
 pub use mcpl_host::driver::DEFAULT_INLINE_CAP;
+pub use mcpl_host::grouping::{DEFAULT_STATIC_LIMIT, Grouping};
 pub use mcpl_host::presenter::{
     META_ACT as ACT, META_CLOSE as CLOSE, META_LOOK as LOOK, META_OPEN as OPEN,
 };

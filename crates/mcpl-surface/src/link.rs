@@ -76,6 +76,7 @@ pub(crate) struct LinkContext {
     pub(crate) connector: Arc<dyn Connector>,
     pub(crate) timing: LinkTiming,
     pub(crate) principal: String,
+    pub(crate) static_limit: usize,
     pub(crate) links: Links,
     pub(crate) shut: watch::Receiver<bool>,
 }
@@ -204,6 +205,10 @@ pub(crate) async fn run(cx: LinkContext, spec: ServerSpec) {
                 cfg.manifest = session.manifest;
                 cfg.request_timeout = cx.timing.request_timeout;
                 cfg.call_timeout = Some(cx.timing.call_timeout);
+                cfg.grouping = Some(mcpl_host::Grouping {
+                    static_limit: cx.static_limit,
+                    ..spec.grouping.clone()
+                });
                 if matches!(spec.target, Target::Http(_)) {
                     // Responses and SSE streams are not mutually ordered: hold early revs.
                     cfg.transport = mcpl_host::Transport::StreamableHttp;

@@ -50,6 +50,10 @@ pub struct ServerSpec {
     pub env: Vec<(String, String)>,
     /// The working directory of a child process.
     pub cwd: Option<PathBuf>,
+    /// How a plain server's tools are grouped into host-side toolsets (`toolsets`,
+    /// `static`, `autoOpen` in a config entry); ignored for an MCPL server. Its
+    /// `static_limit` is the surface's ([`crate::SurfaceConfig::static_limit`]).
+    pub grouping: mcpl_host::Grouping,
 }
 
 impl ServerSpec {
@@ -61,6 +65,7 @@ impl ServerSpec {
             headers: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            grouping: mcpl_host::Grouping::default(),
         }
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use mcpl_host::ServerName;
 use mcpl_host::driver::{DEFAULT_INLINE_CAP, Host, HostPolicy};
+use mcpl_host::grouping::DEFAULT_STATIC_LIMIT;
 use mcpl_host::presenter::{AgentId, PresenterConfig};
 use mcpl_rpc::Transport;
 use tokio::sync::watch;
@@ -37,6 +38,10 @@ pub struct SurfaceConfig {
     /// Where the `eventId`s of the surface's own pushes come from (random per process by
     /// default; tests seed it).
     pub event_ids: EventIds,
+    /// A plain server without explicit `toolsets` that lists more tools than this at its
+    /// first read is grouped into host-side toolsets by name prefix (default
+    /// [`DEFAULT_STATIC_LIMIT`]).
+    pub static_limit: usize,
 }
 
 impl SurfaceConfig {
@@ -49,6 +54,7 @@ impl SurfaceConfig {
             settle: Duration::from_secs(10),
             inline_cap: Some(DEFAULT_INLINE_CAP),
             event_ids: EventIds::random(),
+            static_limit: DEFAULT_STATIC_LIMIT,
         }
     }
 }
@@ -99,6 +105,7 @@ impl Surface {
                 connector: connector.clone(),
                 timing: config.timing,
                 principal: config.principal.clone(),
+                static_limit: config.static_limit,
                 links: links.clone(),
                 shut: shut.subscribe(),
             };

@@ -89,7 +89,7 @@ impl Connector for EmbeddedConnector {
 }
 
 /// What `mcpl surface` was given.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Options {
     /// `--server` values.
     pub servers: Vec<String>,
@@ -97,6 +97,8 @@ pub struct Options {
     pub config: Option<PathBuf>,
     /// `--inline-cap BYTES`.
     pub inline_cap: Option<usize>,
+    /// `--static-limit N`.
+    pub static_limit: usize,
     /// `--listen http://ADDR`.
     pub listen: Option<String>,
     /// `--token TOKEN`.
@@ -128,6 +130,7 @@ fn surface_config(opts: &Options) -> anyhow::Result<SurfaceConfig> {
     if let Some(cap) = opts.inline_cap.or(cap) {
         config.inline_cap = Some(cap);
     }
+    config.static_limit = opts.static_limit;
     Ok(config)
 }
 

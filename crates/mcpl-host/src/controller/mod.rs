@@ -258,6 +258,16 @@ impl Controller {
         // H78: only the same server with toolHints still on keeps its state.
         let mut snap = match previous {
             Some(prev) if hinted && prev.server == config.server && prev.hinted => prev,
+            // A plain server keeps its fixed grouping and the toolsets the host has open.
+            Some(prev)
+                if !hinted
+                    && !prev.hinted
+                    && prev.server == config.server
+                    && prev.rules.is_some()
+                    && config.grouping.is_some() =>
+            {
+                prev
+            }
             _ => Snapshot::empty(config.server.clone(), config.principal.clone()),
         };
         snap.server = config.server.clone();
@@ -265,6 +275,7 @@ impl Controller {
         snap.hinted = hinted;
         snap.applied = 0; // H11: a new connection starts at 0
         snap.ready = false;
+        snap.auto_open = config.grouping.as_ref().is_some_and(|g| g.auto_open);
         let manifest = config.manifest.clone();
         let mut config = config;
         // Appendix B.3: an early rev is held at most 2 s.
@@ -514,8 +525,12 @@ impl Controller {
     }
 
     /// Re-reads `toolsets/list` (look does this, H62); answered like any command.
+    /// A plain server's toolsets are the host's own: there is nothing to re-read.
     pub fn refresh(&mut self, now: Instant) -> Result<Pending, Error> {
         self.usable()?;
+        if !self.snap.hinted {
+            return Err(Error::HintsOff);
+        }
         let pending = self.pending();
         let kind = ReqKind::Statement {
             run: None,
@@ -548,7 +563,7 @@ impl Controller {
     fn usable(&self) -> Result<(), Error> {
         if self.closed {
             Err(Error::Closed)
-        } else if !self.snap.hinted {
+        } else if !self.snap.hinted && !self.snap.host_grouped() {
             Err(Error::HintsOff)
         } else {
             Ok(())

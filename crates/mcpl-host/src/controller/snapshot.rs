@@ -105,6 +105,10 @@ pub struct Snapshot {
     pub(crate) ended: Vec<EndedRecord>,
     pub(crate) opened_here: BTreeSet<OpenKey>,
     pub(crate) statements: u64,
+    /// A plain server's grouping, fixed at its first list (host-side toolsets).
+    pub(crate) rules: Option<crate::grouping::Rules>,
+    /// A closed host-side toolset's tool called through act opens it first.
+    pub(crate) auto_open: bool,
 }
 
 impl Snapshot {
@@ -127,6 +131,8 @@ impl Snapshot {
             ended: Vec::new(),
             opened_here: BTreeSet::new(),
             statements: 0,
+            rules: None,
+            auto_open: false,
         }
     }
 
@@ -165,6 +171,14 @@ impl Snapshot {
     /// One listed tool by name.
     pub fn tool(&self, name: &str) -> Option<&ListedTool> {
         self.index.get(name).map(|&i| &self.tools[i])
+    }
+    /// True for a plain server whose tools the host groups into toolsets of its own.
+    pub fn host_grouped(&self) -> bool {
+        !self.hinted && self.rules.is_some()
+    }
+    /// True when act on a closed host-side toolset's tool opens the toolset first.
+    pub fn auto_open(&self) -> bool {
+        self.auto_open && self.host_grouped()
     }
     /// The toolsets the manifest declares.
     pub fn declared(&self) -> &BTreeMap<String, Declared> {

@@ -188,13 +188,37 @@ impl Task {
                 return;
             }
         };
+        let plan = match plan {
+            Plan::ActOpening { server, group, req } => {
+                let r = match self.conns.get_mut(server.as_str()) {
+                    Some(c) => c.ctrl.set_group(&group, true),
+                    None => Err(Error::Closed),
+                };
+                if let Err(e) = r {
+                    let text = format!(
+                        "not done: `{group}` on `{server}` could not be opened ({e}); the call was never sent"
+                    );
+                    self.reply(&agent, reply, text, true, None);
+                    return;
+                }
+                Plan::Act { server, req }
+            }
+            p => p,
+        };
         let n = now();
         let (server, sent) = match &plan {
             Plan::Look { servers, query } => {
                 let mut left = Vec::new();
                 let mut unreachable = Vec::new();
                 for s in servers {
-                    match self.conns.get_mut(s).map(|c| c.ctrl.refresh(n)) {
+                    let conn = self.conns.get_mut(s);
+                    if conn
+                        .as_ref()
+                        .is_some_and(|c| c.ctrl.snapshot().host_grouped())
+                    {
+                        continue; // host-side toolsets: the host's state is current
+                    }
+                    match conn.map(|c| c.ctrl.refresh(n)) {
                         Some(Ok(p)) => left.push((s.clone(), p)),
                         _ => unreachable.push(s.clone()),
                     }
@@ -234,7 +258,9 @@ impl Task {
                 server.clone(),
                 self.with(server, |c| c.close(n, req.clone())),
             ),
-            Plan::Act { server, req } | Plan::Call { server, req } => (
+            Plan::Act { server, req }
+            | Plan::Call { server, req }
+            | Plan::ActOpening { server, req, .. } => (
                 server.clone(),
                 self.with(server, |c| c.call(n, req.clone())),
             ),

@@ -19,7 +19,9 @@ impl Presenter {
         let (verb, server) = match plan {
             Plan::Open { server, .. } => ("open", server),
             Plan::Close { server, .. } => ("close", server),
-            Plan::Act { server, .. } | Plan::Call { server, .. } => ("call", server),
+            Plan::Act { server, .. }
+            | Plan::Call { server, .. }
+            | Plan::ActOpening { server, .. } => ("call", server),
             Plan::OpenGroup { server, group } => {
                 return format!("opened `{group}` on `{server}` (host side)");
             }
@@ -119,12 +121,19 @@ impl Presenter {
             }
         }
         // Events that cannot reach the agent, and why; saying it here counts as telling it.
-        if query.tool.is_none() && query.toolset.is_none() {
+        if query.tool.is_none() && query.toolset.is_none() && query.query.is_none() {
             lines.extend(self.look_withheld(agent, query.server.as_deref()));
         }
-        if servers.is_empty() && lines.is_empty() {
+        if let Some(q) = &query.query {
+            lines.extend(self.search(q));
+        } else if servers.is_empty() && lines.is_empty() {
             lines.push("no server presents toolsets".to_owned());
         }
+        let servers = if query.query.is_some() {
+            Vec::new()
+        } else {
+            servers
+        };
         for id in &servers {
             let state = self.link(id).filter(|s| **s != LinkState::Up);
             let Some(snap) = self.snapshot(id) else {
@@ -156,6 +165,14 @@ impl Presenter {
                 } else {
                     line.push_str(" (kept by the host)");
                 }
+                let summary = snap.host_grouped().then(|| {
+                    crate::grouping::summary(
+                        snap.tools()
+                            .iter()
+                            .filter(|t| t.toolset.as_deref() == Some(ts))
+                            .map(|t| &t.tool),
+                    )
+                });
                 let insts = snap.instances(ts);
                 if snap.is_open(ts) {
                     let names: Vec<String> =
@@ -170,6 +187,9 @@ impl Presenter {
                     );
                 } else {
                     line.push_str(": closed");
+                }
+                if let Some(s) = summary {
+                    line.push_str(&format!(" — {}", quote(id, &s)));
                 }
                 lines.push(line);
                 for key in insts {

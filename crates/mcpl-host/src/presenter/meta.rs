@@ -43,6 +43,16 @@ pub enum Plan {
         /// The group.
         group: ToolsetName,
     },
+    /// A plain server's closed host-side toolset with `autoOpen`: open the group
+    /// ([`crate::Controller::set_group`]), then call as [`Plan::Act`].
+    ActOpening {
+        /// The server.
+        server: ServerName,
+        /// The host-side toolset to open first.
+        group: String,
+        /// The call.
+        req: CallRequest,
+    },
     /// Call a dynamic tool through act: [`crate::Controller::call`].
     Act {
         /// The server.
@@ -72,7 +82,9 @@ impl Plan {
     /// call to the tool it resolves to. `None` for opens, closes, groups and look.
     pub fn target(&self) -> Option<(&ServerName, &str)> {
         match self {
-            Plan::Act { server, req } | Plan::Call { server, req } => Some((server, &req.tool)),
+            Plan::Act { server, req }
+            | Plan::Call { server, req }
+            | Plan::ActOpening { server, req, .. } => Some((server, &req.tool)),
             _ => None,
         }
     }
@@ -89,6 +101,8 @@ pub struct LookQuery {
     pub instance: Option<String>,
     /// One tool.
     pub tool: Option<String>,
+    /// Search words: rank every server's toolsets and tools by them instead.
+    pub query: Option<String>,
 }
 
 fn string_prop(desc: &str) -> Value {
@@ -115,9 +129,10 @@ pub(super) fn meta_tools() -> Vec<Tool> {
         ),
         make(
             META_LOOK,
-            "Show open toolsets and available tools, or one tool's definition.",
+            "Show open toolsets and available tools, or one tool's definition; with query, search every toolset and tool, open or closed, by name and description.",
             json!({"server": server, "toolset": string_prop("Only this toolset."),
-                   "instance": string_prop("Only this instance."), "tool": string_prop("One tool.")}),
+                   "instance": string_prop("Only this instance."), "tool": string_prop("One tool."),
+                   "query": string_prop("Words to search for; the best matches come back with the call that opens each.")}),
             json!([]),
         ),
         make(
@@ -183,7 +198,7 @@ impl Presenter {
         self.servers
             .iter()
             .filter(|(id, e)| {
-                e.snap.hinted()
+                (e.snap.hinted() || e.snap.host_grouped())
                     && (!e.snap.declared().is_empty()
                         || e.snap
                             .tools()
@@ -270,6 +285,7 @@ impl Presenter {
         let toolset = selector(&args, "toolset")?.map(str::to_owned);
         let instance = selector(&args, "instance")?.map(str::to_owned);
         let tool_sel = selector(&args, "tool")?.map(str::to_owned);
+        let query = selector(&args, "query")?.map(str::to_owned);
         match tool {
             META_LOOK => {
                 let server = match server {
@@ -297,6 +313,7 @@ impl Presenter {
                         toolset,
                         instance,
                         tool: tool_sel,
+                        query,
                     },
                 })
             }
@@ -504,7 +521,11 @@ impl Presenter {
             }
             Some(ts) => {
                 if !snap.is_open(ts) {
+                    if snap.auto_open() {
+                        return self.plan_opening(srv.clone(), snap, ts, name, args);
+                    }
                     return Err(Refusal::ToolsetNotOpen {
+                        server: srv.clone(),
                         toolset: ts.to_owned(),
                     });
                 }
@@ -531,6 +552,35 @@ impl Presenter {
             req: CallRequest {
                 tool: name,
                 instance: inst,
+                args,
+            },
+        })
+    }
+
+    /// `autoOpen`: a closed host-side toolset's tool is called after opening the toolset.
+    fn plan_opening(
+        &self,
+        server: ServerName,
+        snap: &Snapshot,
+        ts: &str,
+        name: String,
+        args: Map<String, Value>,
+    ) -> Result<Plan, Refusal> {
+        if self.cfg.check_args {
+            let def = snap.definition(&name, None).ok_or(Refusal::NoDefinition)?;
+            if let ArgCheck::Invalid(problems) = check_args(&def.input_schema, &args) {
+                return Err(Refusal::BadArguments {
+                    tool: name,
+                    problems,
+                });
+            }
+        }
+        Ok(Plan::ActOpening {
+            server,
+            group: ts.to_owned(),
+            req: CallRequest {
+                tool: name,
+                instance: None,
                 args,
             },
         })

@@ -22,6 +22,7 @@ mod projection;
 mod queue;
 mod refusal;
 pub mod render;
+mod search;
 mod window;
 mod withheld;
 
@@ -41,7 +42,8 @@ pub use meta::{LookQuery, Plan};
 pub use notice::event_line;
 pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
-pub use refusal::{Refusal, Wanted};
+pub use refusal::{Refusal, Wanted, open_call};
+pub use search::{SEARCH_TOP, words};
 pub use window::{AgentId, WindowItem};
 pub use withheld::{Withheld, needs_ungranted};
 

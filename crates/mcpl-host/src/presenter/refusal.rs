@@ -136,6 +136,8 @@ pub enum Refusal {
     },
     /// The tool's toolset is not open.
     ToolsetNotOpen {
+        /// The server that has it.
+        server: ServerName,
         /// The toolset.
         toolset: String,
     },
@@ -240,9 +242,10 @@ impl fmt::Display for Refusal {
                 "`{tool}` is not a dynamic tool; call it by name as `{model}`"
             ),
             Refusal::NoTool { tool } => write!(f, "no tool `{tool}`"),
-            Refusal::ToolsetNotOpen { toolset } => write!(
+            Refusal::ToolsetNotOpen { server, toolset } => write!(
                 f,
-                "toolset `{toolset}` is not open; open it with {META_OPEN}"
+                "toolset `{toolset}` is not open; open it with {}",
+                open_call(server, toolset)
             ),
             Refusal::NotAvailable { tool, place } => {
                 write!(f, "`{tool}` is not available now in {place}")
@@ -262,3 +265,9 @@ impl fmt::Display for Refusal {
 }
 
 impl std::error::Error for Refusal {}
+
+/// The exact call that opens `toolset` on `server`, as the model would make it.
+pub fn open_call(server: &str, toolset: &str) -> String {
+    let args = serde_json::json!({"server": server, "toolset": toolset});
+    format!("{META_OPEN} {args}")
+}

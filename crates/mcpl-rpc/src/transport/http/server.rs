@@ -364,7 +364,21 @@ impl ServerState {
             return Err(Box::new(refusal.into_response()));
         }
         if let Some(check) = &self.config.authorize {
-            check(headers).map_err(|status| Box::new(status.into_response()))?;
+            check(headers).map_err(|status| match headers.get(SESSION_HEADER) {
+                // A request that names a session without valid credentials learns nothing
+                // about it: the same 404 as for a session that does not exist.
+                Some(id) => {
+                    let id = clip(id.to_str().unwrap_or_default());
+                    tracing::warn!(
+                        session = %id,
+                        "refused a request naming session {id} without valid credentials"
+                    );
+                    Box::new(
+                        (StatusCode::NOT_FOUND, format!("unknown session `{id}`")).into_response(),
+                    )
+                }
+                None => Box::new(status.into_response()),
+            })?;
         }
         Ok(match &self.config.owner {
             Some(owner) => owner(headers),
