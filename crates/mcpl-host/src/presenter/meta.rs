@@ -49,7 +49,7 @@ pub enum Plan {
         /// The server.
         server: ServerName,
         /// The host-side toolset to open first.
-        group: String,
+        group: ToolsetName,
         /// The call.
         req: CallRequest,
     },
@@ -577,7 +577,7 @@ impl Presenter {
         }
         Ok(Plan::ActOpening {
             server,
-            group: ts.to_owned(),
+            group: toolset_name(ts)?,
             req: CallRequest {
                 tool: name,
                 instance: None,
