@@ -46,8 +46,8 @@ fn h78_a_restart_under_another_id_or_without_hints_forgets_and_the_same_id_keeps
         .open(
             p.now,
             OpenRequest {
-                toolset: "game".into(),
-                instance: Some("g1".into()),
+                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
                 options: None,
             },
         )
@@ -168,8 +168,8 @@ fn h82_a_dropped_connection_settles_pending_requests_as_unconfirmed() {
         .open(
             p.now,
             OpenRequest {
-                toolset: "game".into(),
-                instance: Some("g1".into()),
+                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
                 options: None,
             },
         )
@@ -179,7 +179,7 @@ fn h82_a_dropped_connection_settles_pending_requests_as_unconfirmed() {
         .close(
             p.now,
             CloseRequest {
-                toolset: "cards".into(),
+                toolset: mcpl_host::names::ToolsetName::parse("cards").unwrap(),
                 instance: None,
             },
         )
@@ -266,7 +266,7 @@ fn h87_a_call_that_fails_after_its_result_was_read_tells_its_change_as_a_notice(
     let now = h.pair("arcade").now;
     let req = mcpl_host::controller::CallRequest {
         tool: "pass".into(),
-        instance: Some("g1".into()),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         ..Default::default()
     };
     let pending = h.pair("arcade").host.call(now, req).expect("call");

@@ -125,8 +125,8 @@ impl World {
             Op::Open { s, c, inst } => {
                 let p = &mut self.pairs[s][c];
                 let req = OpenRequest {
-                    toolset: "game".into(),
-                    instance: Some(INSTS[inst].into()),
+                    toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                    instance: Some(mcpl_host::names::InstanceName::parse(INSTS[inst]).unwrap()),
                     options: None,
                 };
                 let _ = p.host.open(p.now, req);
@@ -137,8 +137,8 @@ impl World {
                 let _ = p.host.close(
                     p.now,
                     CloseRequest {
-                        toolset: "game".into(),
-                        instance: Some(INSTS[inst].into()),
+                        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                        instance: Some(mcpl_host::names::InstanceName::parse(INSTS[inst]).unwrap()),
                     },
                 );
                 p.flush();

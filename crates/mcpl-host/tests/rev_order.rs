@@ -15,8 +15,8 @@ use serde_json::json;
 
 fn open_game(p: &mut Pair, inst: &str) {
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some(inst.into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse(inst).unwrap()),
         options: None,
     };
     p.host.open(p.now, req).expect("open");
@@ -57,8 +57,9 @@ fn h12_hints_ignored_and_no_toolsets_requests_without_tool_hints() {
     let r = p.host.open(
         p.now,
         OpenRequest {
-            toolset: "game".into(),
-            ..Default::default()
+            toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+            instance: None,
+            options: None,
         },
     );
     assert_eq!(r, Err(Error::HintsOff));
@@ -123,8 +124,8 @@ fn h14_a_late_close_still_closes_and_a_late_open_still_records() {
     let mut p = Pair::new(arcade());
     p.hold.insert("toolsets/open".into());
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         options: None,
     };
     let pending = p.host.open(p.now, req).expect("open");
@@ -146,8 +147,8 @@ fn h14_a_late_close_still_closes_and_a_late_open_still_records() {
     );
     p.hold.insert("toolsets/close".into());
     let close = CloseRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
     };
     p.host.close(p.now, close).expect("close");
     p.flush();

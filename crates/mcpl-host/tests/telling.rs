@@ -26,7 +26,7 @@ fn act_claimed(
     let now = h.pair("arcade").now;
     let req = CallRequest {
         tool: tool.into(),
-        instance: Some("g1".into()),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         ..Default::default()
     };
     let pending = h.pair("arcade").host.call(now, req).expect("call");
@@ -111,8 +111,8 @@ fn h44_a_host_initiated_open_tells_its_change_as_a_notice() {
     let mut h = Host::new(vec![("arcade", arcade())]);
     let now = h.pair("arcade").now;
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g9".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g9").unwrap()),
         options: None,
     };
     h.pair("arcade").host.open(now, req).expect("open");
@@ -316,8 +316,8 @@ fn h50_first_sentences_are_owed_until_stored_owed_again_after_a_redefinition_and
     h.store_ok = false;
     let now = h.pair("arcade").now;
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         options: None,
     };
     h.pair("arcade").host.open(now, req).expect("open");
@@ -374,8 +374,8 @@ fn h51_look_counts_what_it_rendered_as_shown() {
     let now = h.pair("arcade").now;
     h.store_ok = false;
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         options: None,
     };
     h.pair("arcade").host.open(now, req).expect("open");
@@ -554,8 +554,8 @@ fn h53_a_reminder_is_due_once_the_announcing_row_left_even_if_later_rows_stayed(
     let agent = h.agent.clone();
     let now = h.pair("arcade").now;
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g9".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g9").unwrap()),
         options: None,
     };
     h.pair("arcade").host.open(now, req).expect("open");

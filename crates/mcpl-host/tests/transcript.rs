@@ -17,8 +17,8 @@ fn s9_go_example() {
     assert_eq!(p.host.snapshot().applied().get(), 1);
     // 2. Open takes rev 2 and makes the instance's tools visible.
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("vs-bot".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("vs-bot").unwrap()),
         options: Some(json!({"size": 9})),
     };
     p.host.open(p.now, req).expect("open");
@@ -30,7 +30,7 @@ fn s9_go_example() {
         {"name": "pass", "instance": "vs-bot", "visible": false}]}));
     let call = CallRequest {
         tool: "play".into(),
-        instance: Some("vs-bot".into()),
+        instance: Some(mcpl_host::names::InstanceName::parse("vs-bot").unwrap()),
         args: json!({"move": "C3"})
             .as_object()
             .cloned()
@@ -51,8 +51,8 @@ fn s9_go_example() {
         .close(
             p.now,
             CloseRequest {
-                toolset: "game".into(),
-                instance: Some("vs-bot".into()),
+                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                instance: Some(mcpl_host::names::InstanceName::parse("vs-bot").unwrap()),
             },
         )
         .expect("close");

@@ -9,7 +9,7 @@ use super::check::{ArgCheck, check_args};
 use super::refusal::{Refusal, Wanted, list};
 use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
-use crate::names::ServerName;
+use crate::names::{InstanceName, ServerName, ToolsetName};
 
 /// What a model's tool call asks the embedder to do, once selectors and routes are checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +27,7 @@ pub enum Plan {
         /// The server.
         server: ServerName,
         /// The group.
-        group: String,
+        group: ToolsetName,
     },
     /// Call [`crate::Controller::close`] on `server`.
     Close {
@@ -41,7 +41,7 @@ pub enum Plan {
         /// The server.
         server: ServerName,
         /// The group.
-        group: String,
+        group: ToolsetName,
     },
     /// A plain server's closed host-side toolset with `autoOpen`: open the group
     /// ([`crate::Controller::set_group`]), then call as [`Plan::Act`].
@@ -49,7 +49,7 @@ pub enum Plan {
         /// The server.
         server: ServerName,
         /// The host-side toolset to open first.
-        group: String,
+        group: ToolsetName,
         /// The call.
         req: CallRequest,
     },
@@ -173,8 +173,13 @@ fn object(args: &Value) -> Result<Map<String, Value>, Refusal> {
     }
 }
 
-fn is_name(s: &str) -> bool {
-    mcpl_protocol::rfc014::check_name("instance", s).is_ok()
+/// The toolset a model named, parsed at the edge. `pick` has already found it on a server,
+/// and the controller's catalog keeps only names that fit the grammar, so a miss here reads
+/// as the toolset not being there.
+fn toolset_name(raw: &str) -> Result<ToolsetName, Refusal> {
+    ToolsetName::parse(raw).map_err(|_| Refusal::NoToolset {
+        toolset: raw.to_owned(),
+    })
 }
 
 impl Presenter {
@@ -320,6 +325,7 @@ impl Presenter {
                         .is_some_and(|n| n.toolset_names().contains(ts.as_str()))
                 })?;
                 let snap = self.snapshot(&srv).ok_or(Refusal::ServerGone)?;
+                let ts = toolset_name(&ts)?;
                 if tool == META_OPEN {
                     self.plan_open(srv, snap, ts, instance, args.get("options").cloned())
                 } else {
@@ -352,31 +358,35 @@ impl Presenter {
         &self,
         server: ServerName,
         snap: &Snapshot,
-        ts: String,
+        ts: ToolsetName,
         instance: Option<String>,
         options: Option<Value>,
     ) -> Result<Plan, Refusal> {
         if snap.is_undeclared(&ts) {
             return Ok(Plan::OpenGroup { server, group: ts });
         }
-        let decl = snap.declared().get(&ts).ok_or_else(|| Refusal::NoToolset {
-            toolset: ts.clone(),
-        })?;
+        let decl = snap
+            .declared()
+            .get(ts.as_str())
+            .ok_or_else(|| Refusal::NoToolset {
+                toolset: ts.to_string(),
+            })?;
         if options.as_ref().is_some_and(|o| !o.is_object()) {
             return Err(Refusal::MustBeObject { key: "options" });
         }
         let instance = if decl.instances {
             match instance {
-                Some(i) if !is_name(&i) => {
-                    return Err(Refusal::BadInstanceName { name: i });
-                }
-                Some(i) => Some(i),
+                Some(i) => Some(
+                    InstanceName::parse(&i).map_err(|_| Refusal::BadInstanceName { name: i })?,
+                ),
                 // H59: always propose a name, so a retry adopts instead of duplicating.
                 None => Some(propose(&ts, &snap.instances(&ts))),
             }
         } else {
             if instance.is_some() {
-                return Err(Refusal::NoInstances { toolset: ts });
+                return Err(Refusal::NoInstances {
+                    toolset: ts.into_string(),
+                });
             }
             None
         };
@@ -394,7 +404,7 @@ impl Presenter {
         &self,
         server: ServerName,
         snap: &Snapshot,
-        ts: String,
+        ts: ToolsetName,
         instance: Option<String>,
     ) -> Result<Plan, Refusal> {
         if snap.is_undeclared(&ts) {
@@ -417,6 +427,20 @@ impl Presenter {
 
     /// The instance of an instanced toolset a request means (§4.3, H57).
     pub(super) fn pick_instance(
+        &self,
+        snap: &Snapshot,
+        ts: &str,
+        instance: Option<String>,
+    ) -> Result<InstanceName, Refusal> {
+        let picked = self.pick_open_instance(snap, ts, instance)?;
+        // The snapshot keeps only instance names that fit the grammar (H07), so this parses.
+        InstanceName::parse(&picked).map_err(|_| Refusal::NoneOpen {
+            toolset: ts.to_owned(),
+        })
+    }
+
+    /// [`Self::pick_instance`] on the snapshot's strings.
+    fn pick_open_instance(
         &self,
         snap: &Snapshot,
         ts: &str,
@@ -553,7 +577,7 @@ impl Presenter {
         }
         Ok(Plan::ActOpening {
             server,
-            group: ts.to_owned(),
+            group: toolset_name(ts)?,
             req: CallRequest {
                 tool: name,
                 instance: None,
@@ -621,10 +645,34 @@ fn unreachable_plan() -> Plan {
 }
 
 /// H59: `{toolset}-{k}` with the smallest k not open, cut to the name grammar's length.
-fn propose(ts: &str, open: &[Option<&str>]) -> String {
+fn propose(ts: &ToolsetName, open: &[Option<&str>]) -> InstanceName {
     let head: String = ts.chars().take(24).collect();
-    (1..)
+    let name = (1..)
         .map(|k| format!("{head}-{k}"))
         .find(|n| !open.contains(&Some(n.as_str())))
-        .unwrap_or_else(|| head.clone())
+        .unwrap_or_else(|| head.clone());
+    // A toolset name of at most 24 characters, `-` and a number stays in the grammar.
+    InstanceName::try_from(name)
+        .unwrap_or_else(|_| InstanceName::parse(ts).expect("a toolset name is an instance name"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_toolset_the_model_names_is_parsed_at_the_edge() {
+        assert_eq!(toolset_name("game").unwrap(), "game");
+        // A name outside the grammar reads as the toolset not being there (same text as before).
+        let refusal = toolset_name("a b").unwrap_err();
+        assert_eq!(refusal.to_string(), "no toolset `a b`");
+    }
+
+    #[test]
+    fn h59_a_proposed_instance_name_fits_the_grammar() {
+        let ts = ToolsetName::parse(&"t".repeat(32)).unwrap();
+        let name = propose(&ts, &[Some(&format!("{}-1", "t".repeat(24)))]);
+        assert_eq!(name.as_str(), format!("{}-2", "t".repeat(24)));
+        assert!(InstanceName::parse(name.as_str()).is_ok());
+    }
 }

@@ -2,7 +2,7 @@
 //! `[A-Za-z0-9_-]`, shortened with a hash when longer (Appendix B.1).
 
 use super::render;
-use crate::names::ServerName;
+use crate::names::{InstanceName, ServerName};
 
 /// The longest tool name every model API accepts.
 pub const MAX_NAME: usize = 64;
@@ -63,7 +63,7 @@ impl super::Presenter {
 
     /// `(projected name, server, tool, instance)` for every projected tool; the instance is
     /// set exactly when the toolset is instanced (§8.4).
-    fn projection_routes(&self) -> Vec<(String, ServerName, String, Option<String>)> {
+    fn projection_routes(&self) -> Vec<(String, ServerName, String, Option<InstanceName>)> {
         use mcpl_protocol::rfc014::Presence;
         let mut routes = Vec::new();
         for (id, e) in &self.servers {
@@ -79,9 +79,13 @@ impl super::Presenter {
                     _ => vec![None],
                 };
                 for inst in places {
+                    // The snapshot keeps only instance names that fit the grammar (H07).
+                    let Ok(instance) = inst.map(InstanceName::parse).transpose() else {
+                        continue;
+                    };
                     if snap.visible(name, inst) {
                         let pname = projected_name(id, t.toolset.as_deref(), inst, name);
-                        routes.push((pname, id.clone(), name.clone(), inst.map(str::to_owned)));
+                        routes.push((pname, id.clone(), name.clone(), instance));
                     }
                 }
             }
@@ -93,7 +97,7 @@ impl super::Presenter {
     pub(super) fn route_projected(
         &self,
         model: &str,
-    ) -> Option<(ServerName, String, Option<String>)> {
+    ) -> Option<(ServerName, String, Option<InstanceName>)> {
         self.projection_routes()
             .into_iter()
             .find(|(n, ..)| n == model)
