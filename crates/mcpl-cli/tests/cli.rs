@@ -54,7 +54,8 @@ fn bench_quick_prints_a_table_with_every_row() {
         "| 4 server fan-out |",
         "| 5 peer comparison |",
         "| 6 replicas on redis |",
-        "| 7 plain servers |",
+        "| 7 handshake timeout |",
+        "| 8 plain servers |",
     ] {
         assert!(text.contains(row), "no `{row}` in:\n{text}");
     }
