@@ -3,7 +3,9 @@
 //! presence on open and on `play`.
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
-use mcpl_server::{Call, CallKind, CloseReply, Declarations, OpenReply, Reply, ToolDef, ToolsetDef};
+use mcpl_server::{
+    Call, CallKind, CloseReply, Declarations, OpenReply, Reply, ToolDef, ToolsetDef,
+};
 use serde_json::json;
 
 /// The tools of the instanced toolset, in a fixed order (for seeded choices).
@@ -20,11 +22,9 @@ pub fn declarations() -> Declarations {
                 .summary("A game of Go")
                 .instances()
                 .tool(ToolDef::new("board", "Show the board."))
-                .tool(
-                    ToolDef::new("play", "Play a move.").input_schema(
-                        json!({"type": "object", "properties": {"move": {"type": "string"}}}),
-                    ),
-                )
+                .tool(ToolDef::new("play", "Play a move.").input_schema(
+                    json!({"type": "object", "properties": {"move": {"type": "string"}}}),
+                ))
                 .tool(ToolDef::new("pass", "Pass your turn.")),
         )
         .toolset(ToolsetDef::new("notes", "Notes").tool(ToolDef::new("note", "Write a note.")))

@@ -108,8 +108,8 @@ fn step(w: &mut World, rng: &mut SmallRng, ends: &mut u32) {
             }
         }
         80..83 => {
-            if http && let Some(m) = w.links[c].to_host.front().cloned() {
-                w.links[c].to_host.push_back(m);
+            if http {
+                w.duplicate_to_host(c);
             }
         }
         83..86 => {
@@ -124,7 +124,7 @@ fn step(w: &mut World, rng: &mut SmallRng, ends: &mut u32) {
                 .collect();
             if !answers.is_empty() {
                 let k = answers[rng.random_range(0..answers.len())];
-                w.links[c].to_host.remove(k);
+                w.lose_to_host(c, k);
             }
         }
         // Late answers: held app calls finish later; the clock runs past request timeouts.
@@ -145,7 +145,7 @@ fn step(w: &mut World, rng: &mut SmallRng, ends: &mut u32) {
 /// The checks after quiescence: each picture equals the server's statement; no notice is
 /// told twice on one connection.
 fn check(w: &mut World) {
-    let truth = w.truth();
+    let (truth, held) = w.truth();
     for i in 0..w.links.len() {
         let got = picture(w.links[i].host.snapshot());
         if got != truth {
@@ -162,12 +162,30 @@ fn check(w: &mut World) {
             }
         }
     }
-    for ((server, reason), n) in counts {
-        if n > 1 {
-            w.violations.push(Violation(format!(
-                "{reason} told {n} times on {server}"
-            )));
+    for ((server, reason), n) in &counts {
+        if *n > 1 {
+            w.violations
+                .push(Violation(format!("{reason} told {n} times on {server}")));
         }
     }
-    let _ = NAMES;
+    w.log.push(format!(
+        "checked: {} ended records held, {} told notices",
+        held.len(),
+        w.told.len()
+    ));
+    // Every ended record the server still holds reaches the agent exactly once through each
+    // connection.
+    for reason in held.iter().filter(|r| r.starts_with("ended-r")) {
+        for name in NAMES {
+            let n = counts
+                .get(&(name.to_owned(), reason.clone()))
+                .copied()
+                .unwrap_or(0);
+            if n != 1 {
+                w.violations.push(Violation(format!(
+                    "{reason}, still held by the server, told {n} times on {name}"
+                )));
+            }
+        }
+    }
 }

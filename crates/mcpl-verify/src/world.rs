@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use mcpl_host::controller::{CloseRequest, Effect as HostEffect, OpenRequest};
+use mcpl_host::controller::{CloseRequest, Effect as HostEffect, OpenRequest, Outcome};
 use mcpl_host::presenter::{AgentId, META_ACT, Plan, Presenter, PresenterConfig};
 use mcpl_host::{Controller, ControllerConfig, Snapshot, Transport};
 use mcpl_protocol::jsonrpc::{Message, Notification, Request, RequestId};
 use mcpl_server::{
-    Call, ConnectionId, Effect as ServerEffect, MemoryStore, Outcome, Principal, Server,
-    ServerConfig, Session, Update, WallClock,
+    Call, ConnectionId, Effect as ServerEffect, MemoryStore, Outcome as AppOutcome, Principal,
+    Server, ServerConfig, Session, Update, WallClock,
 };
 use serde_json::{Value, json};
 
@@ -73,7 +73,9 @@ pub struct World {
 fn new_server(store: &Arc<MemoryStore>, t0: Instant) -> Server {
     let clock = WallClock::new(t0, UNIX_EPOCH + Duration::from_secs(1_769_164_200));
     Server::with_store(
-        app::declarations().build().expect("the verification app's declarations are valid"),
+        app::declarations()
+            .build()
+            .expect("the verification app's declarations are valid"),
         ServerConfig::new(clock),
         store.clone(),
     )
@@ -260,6 +262,15 @@ impl World {
                     self.presenter.handle_event(NAMES[i], &ev);
                     self.tell(i);
                 }
+                // H60/H61: an unconfirmed command points the agent to look, which re-reads
+                // `toolsets/list` (H62); the agent here always follows that pointer.
+                HostEffect::Answered(a) if matches!(a.outcome, Outcome::Unconfirmed(_)) => {
+                    let now = self.now;
+                    let looked = self.links[i].host.refresh(now).is_ok();
+                    self.note(format!(
+                        "c{i} unconfirmed answer: the agent looks ({looked})"
+                    ));
+                }
                 _ => {}
             }
         }
@@ -296,13 +307,15 @@ impl World {
     /// Runs app code for `call` on connection `i` and hands the outcome back.
     pub fn complete(&mut self, i: usize, mut call: Call) {
         let reply = app::run(&mut call);
-        let outcome = Outcome {
+        let outcome = AppOutcome {
             context: call.context,
             reply,
         };
         let now = self.now;
         // A call of a session that has since gone is a lost answer.
-        let _ = self.links[i].session.handle_call_done(now, call.id, outcome);
+        let _ = self.links[i]
+            .session
+            .handle_call_done(now, call.id, outcome);
     }
 
     /// Commits a server-side update for the principal and hands the change to every session.
@@ -343,6 +356,21 @@ impl World {
         }
         self.links[i].applied = applied;
         self.drive();
+    }
+
+    /// Loses the message at `index` of connection `i`'s host-bound queue.
+    pub fn lose_to_host(&mut self, i: usize, index: usize) {
+        if let Some(m) = self.links[i].to_host.remove(index) {
+            self.note(format!("c{i} LOST server> {}", brief(&m)));
+        }
+    }
+
+    /// Sends the first host-bound message of connection `i` again, behind the others.
+    pub fn duplicate_to_host(&mut self, i: usize) {
+        if let Some(m) = self.links[i].to_host.front().cloned() {
+            self.note(format!("c{i} DUPLICATED server> {}", brief(&m)));
+            self.links[i].to_host.push_back(m);
+        }
     }
 
     /// Delivers the message at `index` of connection `i`'s server-bound queue.
@@ -500,8 +528,9 @@ impl World {
             .push(Violation("the world did not quiesce in 200 rounds".into()));
     }
 
-    /// The server's full statement as a fresh connection reads it over a perfect wire.
-    pub fn truth(&mut self) -> Picture {
+    /// The server's full statement as a fresh connection reads it over a perfect wire, and
+    /// the reasons of the ended records it still holds.
+    pub fn truth(&mut self) -> (Picture, Vec<String>) {
         let cfg = ControllerConfig::new("truth", "alice");
         let link = self.connect(cfg, None);
         self.links.push(link);
@@ -519,7 +548,14 @@ impl World {
             }
         }
         let link = self.links.pop().expect("the truth link was pushed");
-        picture(link.host.snapshot())
+        let held = link
+            .host
+            .snapshot()
+            .ended()
+            .iter()
+            .filter_map(|e| e.reason.clone())
+            .collect();
+        (picture(link.host.snapshot()), held)
     }
 }
 
