@@ -64,6 +64,8 @@ pub struct World {
     agent: AgentId,
     /// Everything told to the agent: (server name, text).
     pub told: Vec<(String, String)>,
+    /// Per connection, every open key its picture ever held.
+    pub seen_open: Vec<std::collections::BTreeSet<(String, Option<String>)>>,
     /// Rules broken so far.
     pub violations: Vec<Violation>,
     /// What happened, for a failing seed's report.
@@ -106,6 +108,7 @@ impl World {
             presenter,
             agent,
             told: Vec::new(),
+            seen_open: vec![Default::default(); NAMES.len()],
             violations: Vec::new(),
             log: Vec::new(),
         };
@@ -275,6 +278,14 @@ impl World {
             }
         }
         if any && i < NAMES.len() {
+            let keys: Vec<_> = self.links[i]
+                .host
+                .snapshot()
+                .open()
+                .keys()
+                .cloned()
+                .collect();
+            self.seen_open[i].extend(keys);
             let push = self.links[i].cfg.push_events;
             self.presenter.update(self.links[i].host.snapshot(), push);
         }
@@ -530,7 +541,7 @@ impl World {
 
     /// The server's full statement as a fresh connection reads it over a perfect wire, and
     /// the reasons of the ended records it still holds.
-    pub fn truth(&mut self) -> (Picture, Vec<String>) {
+    pub fn truth(&mut self) -> (Picture, Vec<(String, (String, Option<String>))>) {
         let cfg = ControllerConfig::new("truth", "alice");
         let link = self.connect(cfg, None);
         self.links.push(link);
@@ -553,7 +564,10 @@ impl World {
             .snapshot()
             .ended()
             .iter()
-            .filter_map(|e| e.reason.clone())
+            .filter_map(|e| {
+                let key = (e.toolset.clone(), e.instance.clone());
+                e.reason.clone().map(|r| (r, key))
+            })
             .collect();
         (picture(link.host.snapshot()), held)
     }
