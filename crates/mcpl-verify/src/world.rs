@@ -19,7 +19,10 @@ use serde_json::{Value, json};
 use crate::app;
 
 /// A picture of open toolsets: per open key, the visible tools and their input schemas.
-pub type Picture = BTreeMap<(String, Option<String>), BTreeMap<String, Option<Value>>>;
+pub type Picture = BTreeMap<OpenKey, BTreeMap<String, Option<Value>>>;
+
+/// A toolset and, for instanced toolsets, the instance.
+pub type OpenKey = (String, Option<String>);
 
 /// One host connection: its controller, its server session and the wire between them.
 pub struct Link {
@@ -65,7 +68,7 @@ pub struct World {
     /// Everything told to the agent: (server name, text).
     pub told: Vec<(String, String)>,
     /// Per connection, every open key its picture ever held.
-    pub seen_open: Vec<std::collections::BTreeSet<(String, Option<String>)>>,
+    pub seen_open: Vec<std::collections::BTreeSet<OpenKey>>,
     /// Rules broken so far.
     pub violations: Vec<Violation>,
     /// What happened, for a failing seed's report.
@@ -541,7 +544,7 @@ impl World {
 
     /// The server's full statement as a fresh connection reads it over a perfect wire, and
     /// the reasons of the ended records it still holds.
-    pub fn truth(&mut self) -> (Picture, Vec<(String, (String, Option<String>))>) {
+    pub fn truth(&mut self) -> (Picture, Vec<(String, OpenKey)>) {
         let cfg = ControllerConfig::new("truth", "alice");
         let link = self.connect(cfg, None);
         self.links.push(link);
