@@ -106,6 +106,9 @@ class Adapter:
             stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
         self.lines = queue.Queue()
         self.next_id = 1
+        self.push_reply = "accept"
+        self.grant_push = True
+        self.inbox = []
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -138,6 +141,7 @@ class Adapter:
             if "method" in message:
                 if "id" in message:
                     self._answer(message)
+                self.inbox.append(message)
                 continue
             if message.get("id") != rid or type(message.get("id")) is not int:
                 raise Failed(f"a response with id {json.dumps(message.get('id'))} answers no request in flight")
@@ -149,14 +153,52 @@ class Adapter:
                 return {"error": message["error"]}
             raise Failed(f"the answer to `{method}` has neither result nor error")
 
+    def wait_for(self, method):
+        """The next message the server sent on its own with `method` (a request or a
+        notification), reading on until it comes."""
+        while True:
+            for i, message in enumerate(self.inbox):
+                if message.get("method") == method:
+                    return self.inbox.pop(i)
+            try:
+                line = self.lines.get(timeout=TIMEOUT)
+            except queue.Empty:
+                raise Failed(f"no {method} arrived within {TIMEOUT} s")
+            if line is None:
+                raise Failed(f"the server closed its output before sending {method}")
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                raise Failed(f"a frame that is not JSON: {line[:200]}")
+            if "method" not in message:
+                raise Failed(f"a response with id {json.dumps(message.get('id'))} answers no request in flight")
+            if "id" in message:
+                self._answer(message)
+            self.inbox.append(message)
+
     def _answer(self, request):
-        if request["method"] == "push/event":
+        if request["method"] == "push/event" and not self.grant_push:
+            self.send({"jsonrpc": "2.0", "id": request["id"],
+                       "error": {"code": -32002, "message": "capability denied",
+                                 "data": {"capability": "pushEvents"}}})
+        elif request["method"] == "push/event" and self.push_reply == "refuse":
+            self.send({"jsonrpc": "2.0", "id": request["id"],
+                       "result": {"accepted": False, "reason": "refused by run.py"}})
+        elif request["method"] == "push/event" and self.push_reply == "error":
+            self.send({"jsonrpc": "2.0", "id": request["id"],
+                       "error": {"code": -32603, "message": "push failed in run.py"}})
+        elif request["method"] == "push/event":
             self.send({"jsonrpc": "2.0", "id": request["id"], "result": {"accepted": True}})
         else:
             self.send({"jsonrpc": "2.0", "id": request["id"],
                        "error": {"code": -32601, "message": "method not found"}})
 
-    def connect(self, tool_hints):
+    def connect(self, tool_hints, grant_push=True, push_reply="accept"):
+        self.grant_push = grant_push
+        self.push_reply = push_reply
         mcpl = {"version": "0.5", "pushEvents": True}
         if tool_hints:
             mcpl["toolHints"] = True
@@ -167,7 +209,8 @@ class Adapter:
         if "result" not in init:
             raise Failed(f"initialize failed: {show(init)}")
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        self.request("featureSets/update", {"effectiveCapabilities": ["pushEvents"]})
+        policy = {"effectiveCapabilities": ["pushEvents"]} if grant_push else {}
+        self.request("featureSets/update", policy)
 
     def close(self):
         try:
@@ -189,7 +232,23 @@ def run_vector(vector, command):
                 if adapter:
                     adapter.close()
                 adapter = Adapter(command)
-                adapter.connect(step["connect"].get("toolHints", True) is not False)
+                connect = step["connect"]
+                reply = connect.get("pushReply", "accept")
+                if reply not in ("accept", "refuse", "error"):
+                    raise Failed(f"step {n}: pushReply {reply!r} is not accept, refuse or error")
+                adapter.connect(connect.get("toolHints", True) is not False,
+                                connect.get("pushEvents", True) is not False, reply)
+                continue
+            if "await" in step:
+                if adapter is None:
+                    raise Failed(f"step {n} awaits before a connect")
+                message = adapter.wait_for(step["await"])
+                seen = {"message": message.get("params")}
+                for matcher in step.get("expect", []):
+                    try:
+                        check(seen, substitute(matcher, names))
+                    except Failed as why:
+                        raise Failed(f"step {n} (`{step['await']}`): {why}; it was {show(seen)}")
                 continue
             method = step.get("request")
             if method is None or adapter is None:

@@ -28,7 +28,7 @@ pub use crate::tell::BotTurn;
 use crate::tell::Tell;
 
 /// How the arcade plays.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArcadeConfig {
     /// The bot's settings (its seed is mixed with each game's number).
     pub bot: BotConfig,
@@ -36,6 +36,9 @@ pub struct ArcadeConfig {
     pub idle_timeout: Duration,
     /// Playouts the `hint` tool spends.
     pub hint_playouts: u32,
+    /// The agents that exist (the operator's principals), so `challenge` can refuse a name
+    /// nobody has; `None` when the server cannot know (stdio, a connection per principal).
+    pub agents: Option<std::collections::BTreeSet<String>>,
 }
 
 impl Default for ArcadeConfig {
@@ -47,6 +50,7 @@ impl Default for ArcadeConfig {
             },
             idle_timeout: Duration::from_secs(30 * 60),
             hint_playouts: 400,
+            agents: None,
         }
     }
 }
@@ -385,6 +389,17 @@ impl Arcade {
         let me = ctx.principal().clone();
         if who == me.id() {
             return Err(ArcadeError::SelfChallenge);
+        }
+        if let Some(agents) = &self.config.agents
+            && !agents.contains(who)
+        {
+            return Err(ArcadeError::BadInput {
+                what: "who",
+                why: format!(
+                    "no agent `{}` plays here; challenge an agent by its id",
+                    mcpl_protocol::clip::clip(who)
+                ),
+            });
         }
         let now = self.wall(now);
         let (text, tell) = self.step(|games| challenge_step(games, &me, who, size, now))?;

@@ -138,12 +138,22 @@ pub(crate) fn play_move(
         tell.here([Change::End(mine.clone())]);
         if let Some((them, their_instance)) = opponent.joined() {
             let theirs = table.result_for(color.opponent(), &outcome);
-            let news = format!("{} {theirs}\n\n{board}", describe(me.id(), &played));
+            // A resignation is told once: the result says who resigned.
+            let news = if matches!(played.turn.mv, Move::Resign) {
+                format!("{theirs}\n\n{board}")
+            } else {
+                format!("{} {theirs}\n\n{board}", describe(me.id(), &played))
+            };
             tell.theirs(them, their_instance, [Change::End(theirs)])
                 .event(them, Event::text(news).about(GO, Some(their_instance)));
         }
         games.remove(id, Some(&outcome));
-        return Ok(((format!("{text} {mine}\n\n{board}"), None), tell));
+        let said = if matches!(played.turn.mv, Move::Resign) {
+            mine
+        } else {
+            format!("{text} {mine}")
+        };
+        return Ok(((format!("{said}\n\n{board}"), None), tell));
     }
 
     tell.here([Change::Hide("play"), Change::Hide("pass")]);

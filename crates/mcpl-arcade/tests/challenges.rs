@@ -98,3 +98,41 @@ fn a_second_challenge_to_the_same_agent_gets_its_own_instance() {
     assert!(text_of(&second).contains("open as `vs-bob-2`"), "{second}");
     assert_eq!(w.arcade.games().unwrap(), 2);
 }
+
+#[test]
+fn a_challenge_to_an_agent_that_does_not_exist_is_refused_and_changes_nothing() {
+    let config = mcpl_arcade::ArcadeConfig {
+        agents: Some(["alice".to_owned(), "bob".to_owned()].into()),
+        ..quick_config()
+    };
+    let mut w = World::new(config);
+    let a = w.connect("alice");
+    let result = w.call(a, "challenge", json!({"who": "zed", "size": 9}), None);
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        text_of(&result),
+        "bad who: no agent `zed` plays here; challenge an agent by its id"
+    );
+    let long = "z".repeat(10_000);
+    let result = w.call(a, "challenge", json!({"who": long, "size": 9}), None);
+    assert!(text_of(&result).len() < 300, "quoted whole");
+    assert_eq!(w.arcade.games().unwrap(), 0);
+    let ok = w.call(a, "challenge", json!({"who": "bob", "size": 9}), None);
+    assert_eq!(ok.get("isError"), None, "{ok}");
+    assert_eq!(w.arcade.games().unwrap(), 1);
+}
+
+#[test]
+fn a_resignation_is_told_once_to_each_side() {
+    let mut w = World::new(quick_config());
+    let a = w.connect("alice");
+    w.open(a, "vs-bot", json!({"size": 9})).unwrap();
+    let resigned = w.call(a, "resign", json!({}), Some("vs-bot"));
+    let text = text_of(&resigned);
+    // Told once; the board below it records the move as usual.
+    assert_eq!(
+        text.split("\n\n").next(),
+        Some("You resigned. The bot wins."),
+        "{text}"
+    );
+}

@@ -88,7 +88,7 @@ pub fn frames(count: usize) -> Vec<Vec<u8>> {
 
 /// A controller past its connect reads, with instance `g1` open at rev 1.
 pub fn ready_controller(now: Instant) -> Result<Controller, BenchError> {
-    let mut config = ControllerConfig::new("arcade", "bench");
+    let mut config = ControllerConfig::new(mcpl_host::ServerName::sanitized("arcade"), "bench");
     config.manifest = Some(manifest());
     let mut controller = Controller::new(config, now);
     // Answer the connect reads as a server would: `tools/list`, then `toolsets/list`.
@@ -116,11 +116,11 @@ pub fn ready_controller(now: Instant) -> Result<Controller, BenchError> {
         }
     }
     let snap = controller.snapshot();
-    if !snap.ready() || snap.applied() != 1 {
+    if !snap.ready() || snap.applied().get() != 1 {
         return Err(BenchError::Invalid(format!(
             "the controller is not ready after its connect reads (ready {}, rev {})",
             snap.ready(),
-            snap.applied()
+            snap.applied().get()
         )));
     }
     Ok(controller)
@@ -164,7 +164,7 @@ pub fn measure(settings: Settings) -> Result<Vec<Figure>, BenchError> {
                 }
             }
         });
-        let applied = controller.snapshot().applied();
+        let applied = controller.snapshot().applied().get();
         if refused > 0 || !recoveries.is_empty() || applied != count as u64 + 1 {
             return Err(BenchError::Invalid(format!(
                 "the controller did not apply every frame in order \

@@ -23,6 +23,13 @@
 //!    last of the principal's other connections receiving its hints, with the connections on
 //!    two replicas sharing state through `mcpl-server-redis`, against one replica with the
 //!    in-memory store. Skipped without `redis-server`.
+//! 7. **Handshake timeout** ([`handshake`]): three waves of connections to `mcpl arcade` that
+//!    never send `initialize`; each must be closed by the handshake timeout, and the server's
+//!    memory after the third wave must be within 10% of after the first.
+//! 8. **Plain servers** ([`plain`]): three plain MCP servers of 60 tools behind the
+//!    surface's host-side toolsets: tool-list bytes against listing them directly
+//!    (`plain_list_bytes_vs_direct`, goal at most 10%), and every byte the model reads over a
+//!    scripted 20-step task against calling directly (`plain_task_bytes_vs_direct`).
 //!
 //! Everything here reads the wall clock: it is a benchmark, not a core. Loops are bounded in
 //! count and in time, and the WebSocket rows listen on 127.0.0.1 only.
@@ -38,6 +45,8 @@
 //! - [`fanout`]: row 4, and the child servers it measures ([`ChildRole`], [`serve_child`]).
 //! - [`peers`]: row 5.
 //! - [`replicas`]: row 6, replicas on Redis.
+//! - [`handshake`]: row 7, connections that never initialize.
+//! - [`plain`]: row 8, plain servers behind host-side toolsets.
 //! - [`stats`]: percentiles and timing helpers.
 //! - [`error`](mod@error): [`BenchError`].
 
@@ -45,7 +54,9 @@ pub mod chart;
 pub mod controller;
 pub mod error;
 pub mod fanout;
+pub mod handshake;
 pub mod peers;
+pub mod plain;
 pub mod progress;
 pub mod replicas;
 pub mod report;

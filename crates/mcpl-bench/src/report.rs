@@ -71,7 +71,7 @@ pub enum RowOutcome {
 /// One row of the results table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// The row number (1 to 5).
+    /// The row number (1 to 7).
     pub number: u8,
     /// The row's title ("controller throughput").
     pub title: &'static str,

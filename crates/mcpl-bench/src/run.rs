@@ -2,7 +2,9 @@
 
 use crate::controller;
 use crate::fanout;
+use crate::handshake;
 use crate::peers;
+use crate::plain;
 use crate::progress::Progress;
 use crate::replicas;
 use crate::report::{Report, Row, RowOutcome, machine};
@@ -19,7 +21,7 @@ pub struct BenchConfig {
     pub exe: PathBuf,
 }
 
-/// Runs every row in order, drawing `progress` (six steps), and returns the report. A row
+/// Runs every row in order, drawing `progress` (eight steps), and returns the report. A row
 /// that fails is reported as failed; the others still run.
 pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
     let quick = config.quick;
@@ -37,6 +39,8 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
                 (4, "server fan-out"),
                 (5, "peer comparison"),
                 (6, "replicas on redis"),
+                (7, "handshake timeout"),
+                (8, "plain servers"),
             ]
             .into_iter()
             .map(|(number, title)| Row {
@@ -132,6 +136,25 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         number: 6,
         title: "replicas on redis",
         outcome: runtime.block_on(replicas::measure(&settings)),
+    });
+    progress.advance("7 handshake timeout");
+    let settings = handshake::Settings {
+        exe: config.exe.clone(),
+        connections: 1_000,
+        waves: 3,
+        // The default timeout in a full run; a short one keeps `--quick` quick.
+        timeout: Duration::from_secs(if quick { 3 } else { 10 }),
+    };
+    rows.push(Row {
+        number: 7,
+        title: "handshake timeout",
+        outcome: outcome(runtime.block_on(handshake::measure(&settings))),
+    });
+    progress.advance("8 plain servers");
+    rows.push(Row {
+        number: 8,
+        title: "plain servers",
+        outcome: outcome(runtime.block_on(plain::measure())),
     });
     progress.finish();
     // The surface's link tasks and the arcades end with the runtime.

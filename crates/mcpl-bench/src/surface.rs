@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const TIMEOUT: Duration = Duration::from_secs(20);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(20);
 /// The principal the arcade serves.
 const LOCAL: &str = "local";
 
@@ -76,12 +76,12 @@ impl Connector for PipeConnector {
 }
 
 /// A client: an `mcpl-rpc` peer that has done the MCP handshake.
-struct Client {
+pub(crate) struct Client {
     peer: Peer,
 }
 
 impl Client {
-    async fn start(transport: Transport) -> Result<Client, BenchError> {
+    pub(crate) async fn start(transport: Transport) -> Result<Client, BenchError> {
         let (peer, mut events) = Peer::start(transport, PeerConfig::default());
         // Answer whatever the other side asks (pings, pushes) so it never waits on us.
         tokio::spawn(async move {
@@ -107,7 +107,7 @@ impl Client {
         Ok(client)
     }
 
-    async fn request(&self, method: &str, params: Value) -> Result<Value, BenchError> {
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, BenchError> {
         self.peer
             .request_value(method, Some(params), RequestOptions::timeout(TIMEOUT))
             .await

@@ -34,6 +34,10 @@ enum Command {
         /// for the next result (default 16000, or the config file's `inlineCap`).
         #[arg(long, value_name = "BYTES")]
         inline_cap: Option<usize>,
+        /// A plain server without `toolsets` in its config entry that lists more tools than
+        /// this is grouped into host-side toolsets by shared name prefix.
+        #[arg(long, value_name = "N", default_value_t = mcpl_surface::DEFAULT_STATIC_LIMIT)]
+        static_limit: usize,
         /// Serve plain clients over Streamable HTTP at `http://ADDR/mcp` instead of stdio;
         /// each HTTP session is its own agent.
         #[arg(long, value_name = "http://ADDR")]
@@ -41,10 +45,15 @@ enum Command {
         /// With --listen: the bearer token every request must carry (required off loopback).
         #[arg(long, value_name = "TOKEN")]
         token: Option<String>,
+        /// A PEM file of CA certificates to trust, besides the web roots, for `https://` and
+        /// `wss://` servers that do not name their own `ca` in the config file.
+        #[arg(long, value_name = "FILE")]
+        ca: Option<std::path::PathBuf>,
     },
     /// Serve the arcade, the example games server.
     Arcade {
-        /// Listen on `ws://ADDR` or `http://ADDR` instead of serving stdio.
+        /// Listen on `ws://ADDR`, `wss://ADDR`, `http://ADDR` or `https://ADDR` instead of
+        /// serving stdio (the TLS forms need `--tls-cert` and `--tls-key`).
         #[arg(long, value_name = "ADDR")]
         listen: Option<String>,
         /// With `--listen`: a bearer token and the principal it stands for, `TOKEN=PRINCIPAL`.
@@ -69,6 +78,18 @@ enum Command {
         /// of one deployment.
         #[arg(long, value_name = "PREFIX", default_value = "mcpl-arcade")]
         store_prefix: String,
+        /// Serve a live, read-only web page of principals, connections, toolsets and hint
+        /// changes at `http://ADDR/` (loopback unless `--inspect-token` is set). The URL is
+        /// printed on stderr.
+        #[arg(long, value_name = "ADDR")]
+        inspect: Option<String>,
+        /// With `--inspect`: the token the page asks for (required off loopback; sent by a
+        /// login form as a cookie, never in a URL).
+        #[arg(long, value_name = "TOKEN", requires = "inspect")]
+        inspect_token: Option<String>,
+        /// Origins, TLS and limits of `--listen`.
+        #[command(flatten)]
+        guard: cmd::arcade::ListenFlags,
     },
     /// Run a scripted agent through a whole session and print the transcript and cache report.
     Demo,
@@ -85,8 +106,11 @@ enum Command {
     },
     /// Connect to a server and show what it declares: tools, hints, toolsets.
     Inspect {
-        /// The server: a command line, a ws:// URL or an http(s):// URL.
+        /// The server: a command line, a ws(s):// URL or an http(s):// URL.
         spec: String,
+        /// Credentials, headers and CA for a ws(s):// or http(s):// server.
+        #[command(flatten)]
+        connect: cmd::connect::ConnectFlags,
     },
 }
 
@@ -102,6 +126,9 @@ enum ConformanceTarget {
         /// makes them one principal (vectors 9, 14 and 32 need that).
         #[arg(long, value_name = "TOKEN", requires = "url")]
         token: Option<String>,
+        /// With `--url`: a header sent on every connection, `NAME=VALUE`. Repeatable.
+        #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+        headers: Vec<String>,
         #[command(flatten)]
         report: ReportArgs,
         /// The command that starts the server under test.
@@ -145,6 +172,7 @@ impl ReportArgs {
             command,
             url,
             token,
+            headers: Vec::new(),
             json: self.json,
             junit: self.junit,
             only: self.only,
@@ -174,14 +202,18 @@ fn main() -> ExitCode {
             servers,
             config,
             inline_cap,
+            static_limit,
             listen,
             token,
+            ca,
         } => cmd::surface::run(cmd::surface::Options {
             servers,
             config,
             inline_cap,
+            static_limit,
             listen,
             token,
+            ca,
         }),
         Command::Arcade {
             listen,
@@ -190,6 +222,9 @@ fn main() -> ExitCode {
             conformance,
             store,
             store_prefix,
+            inspect,
+            inspect_token,
+            guard,
         } => cmd::arcade::run(cmd::arcade::Options {
             listen,
             tokens,
@@ -197,25 +232,34 @@ fn main() -> ExitCode {
             conformance,
             store,
             store_prefix,
+            inspect,
+            inspect_token,
+            guard,
         }),
         Command::Demo => cmd::demo::run(),
         Command::Conformance { target } => match target {
             ConformanceTarget::Server {
                 url,
                 token,
+                headers,
                 report,
                 command,
-            } => cmd::conformance::run(
-                cmd::conformance::Side::Server,
-                report.into_args(command, url, token),
-            ),
+            } => headers
+                .iter()
+                .map(|h| cmd::connect::parse_header(h))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .and_then(|headers| {
+                    let mut args = report.into_args(command, url, token);
+                    args.headers = headers;
+                    cmd::conformance::run(cmd::conformance::Side::Server, args)
+                }),
             ConformanceTarget::Host { report, command } => cmd::conformance::run(
                 cmd::conformance::Side::Host,
                 report.into_args(command, None, None),
             ),
         },
         Command::Bench { quick } => cmd::bench::run(quick),
-        Command::Inspect { spec } => cmd::inspect::run(spec),
+        Command::Inspect { spec, connect } => cmd::inspect::run(spec, connect),
     };
     match outcome {
         Ok(code) => code,

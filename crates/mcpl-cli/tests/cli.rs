@@ -54,6 +54,7 @@ fn bench_quick_prints_a_table_with_every_row() {
         "| 4 server fan-out |",
         "| 5 peer comparison |",
         "| 6 replicas on redis |",
+        "| 7 plain servers |",
     ] {
         assert!(text.contains(row), "no `{row}` in:\n{text}");
     }
@@ -95,8 +96,31 @@ fn bench_quick_prints_a_table_with_every_row() {
         text.matches("| 6 replicas on redis |").count() >= 2,
         "row 6 has its latency figures:\n{text}"
     );
+    // Row 7: every never-initialized connection closed by the handshake timeout, memory flat.
+    assert!(
+        text.contains("| 7 handshake timeout | connections closed by the 3s handshake timeout | 3000 | 3000 (connections opened) |"),
+        "row 7 has its figures:\n{text}"
+    );
+    // Row 8: the plain servers' list and task bytes, each with its ratio; the list within
+    // its goal of 10% of listing the servers directly.
+    let row8: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| 8 plain servers |"))
+        .collect();
+    assert_eq!(row8.len(), 2, "{text}");
+    assert!(row8[0].contains("plain_list_bytes_vs_direct"), "{text}");
+    assert!(row8[1].contains("plain_task_bytes_vs_direct"), "{text}");
+    let ratio: f64 = row8[0]
+        .trim_end_matches('|')
+        .rsplit('|')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .parse()
+        .expect("a ratio");
+    assert!(ratio <= 0.10, "{}", row8[0]);
     // The progress bar goes to stderr and reaches its end.
-    assert!(err.contains("6/6 done"), "{err}");
+    assert!(err.contains("8/8 done"), "{err}");
 }
 
 /// `mcpl inspect` reads a real server (the arcade as a child process) the way a host with

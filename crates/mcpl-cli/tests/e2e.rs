@@ -80,3 +80,21 @@ fn s8_6_npm_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_list()
     let out = run_client(Path::new("node"), "node_client.mjs");
     assert!(out.contains("The bot played"), "{out}");
 }
+
+/// Host-side toolsets for plain servers (issue 21), through `mcpl surface --config`: the
+/// official Python SDK client drives a FastMCP server of 60 tools in three families grouped
+/// automatically and by explicit globs (with `autoOpen`), and an npm SDK server grouped
+/// automatically. It searches by what a description says, opens, calls, folds in a tool the
+/// server added, closes, is refused with the exact open call, and the tool list never
+/// changed. Both SDKs and node are required (`scripts/test` installs them).
+#[test]
+fn plain_servers_behind_host_side_toolsets_with_search_and_a_list_that_never_changes() {
+    let python = root().join(".venv/bin/python");
+    let sdk = root().join("tests/e2e/node_modules/@modelcontextprotocol/sdk/package.json");
+    assert!(
+        python.exists() && sdk.exists() && Command::new("node").arg("--version").output().is_ok(),
+        "the Python and npm MCP SDKs and node are needed: run scripts/test"
+    );
+    let out = run_client(&python, "plain_client.py");
+    assert!(out.contains("search: 1. tool `web_fetch`"), "{out}");
+}

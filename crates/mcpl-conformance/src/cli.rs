@@ -2,7 +2,7 @@
 //! the suite, print the table (or JSON), write JUnit XML, and return the exit status.
 //!
 //! ```text
-//! mcpl conformance server [--url URL [--token T]] [--json] [--junit FILE] [--only ID]... [-- CMD...]
+//! mcpl conformance server [--url URL [--token T] [--header NAME=VALUE]...] [--json] [--junit FILE] [--only ID]... [-- CMD...]
 //! mcpl conformance host [--json] [--junit FILE] [--only ID]... -- CMD...
 //! ```
 
@@ -23,6 +23,8 @@ pub struct Args {
     pub url: Option<String>,
     /// `--token`: a credential that makes connections one principal (with `--url`).
     pub token: Option<String>,
+    /// `--header NAME=VALUE` (repeatable): sent on every connection (with `--url`).
+    pub headers: Vec<(String, String)>,
     /// `--json`: print JSON instead of the table.
     pub json: bool,
     /// `--junit FILE`: also write JUnit XML there.
@@ -50,6 +52,7 @@ impl Args {
             (Some(url), true) => Ok(ServerTarget::Url {
                 url: url.clone(),
                 token: self.token.clone(),
+                headers: self.headers.clone(),
             }),
             (None, false) => Ok(ServerTarget::Command(self.command.clone())),
             (Some(url), false) => Err(Error::BadTarget {

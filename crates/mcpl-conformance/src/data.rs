@@ -1,15 +1,14 @@
 //! The vectors as data: `conformance/vectors.json` (format `mcpl-rfc014-vectors`, version 1).
 //!
-//! Every vector has its id, title, rule and the sides it binds; the vectors expressible as a
-//! request-and-expectation script also carry `steps`, whose expectations live only in the
-//! file. The server suite runs a vector's steps before its coded check, so a changed
-//! expectation changes the verdict; `conformance/run.py` runs the same steps without Rust.
+//! Every vector has its id, title, rule and the sides it binds, and its expectations: as
+//! `steps` (requests, awaited messages and matchers) for the vectors a script can drive, and
+//! as `expect` (per side, the values the coded checks compare with) for what stays a Rust
+//! procedure. The server suite runs a vector's steps before its coded check, and the checks
+//! read `expect` through [`Wants`] (server) or the host context, so a changed expectation
+//! changes the verdict; `conformance/run.py` runs the same steps without Rust.
 //! `docs/CONFORMANCE.md` describes the format.
 
-use crate::server::Ctx;
-use crate::server::conn::Profile;
-use crate::verdict::{Step as Outcome, fail};
-use crate::wire::brief;
+use crate::verdict::fail;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -47,6 +46,11 @@ pub struct VectorData {
     /// The scripted steps, for the vectors expressible as requests and expectations.
     #[serde(default)]
     pub steps: Vec<Value>,
+    /// The expectations the coded checks read, by side (`"server"`, `"host"`) and name: the
+    /// values a check compares what it saw with (a carrier, a visibility, a presence, the
+    /// names a statement must state, a bound). They live only here.
+    #[serde(default)]
+    pub expect: Map<String, Value>,
 }
 
 impl VectorFile {
@@ -72,10 +76,144 @@ impl VectorFile {
     pub fn get(&self, id: &str) -> Option<&VectorData> {
         self.vectors.iter().find(|v| v.id == id)
     }
+
+    /// The expectation `key` of vector `id` on `side`; the error names what is missing.
+    pub fn want(&self, id: &str, side: &str, key: &str) -> Result<&Value, String> {
+        self.get(id)
+            .and_then(|v| v.expect.get(side))
+            .and_then(|e| e.get(key))
+            .ok_or_else(|| {
+                format!("conformance/vectors.json has no expectation {id} expect.{side}.{key}")
+            })
+    }
+}
+
+/// Reads typed expectations out of the vector file for one vector and side; a missing or
+/// mistyped expectation fails the check, naming it.
+pub(crate) struct Wants<'a> {
+    pub(crate) file: &'a VectorFile,
+    pub(crate) id: &'a str,
+    pub(crate) side: &'a str,
+}
+
+impl Wants<'_> {
+    /// The expectation `key`, as JSON.
+    pub(crate) fn value(&self, key: &str) -> Result<Value, crate::verdict::Verdict> {
+        self.file
+            .want(self.id, self.side, key)
+            .cloned()
+            .map_err(crate::verdict::Verdict::Fail)
+    }
+
+    /// The expectation `key`, a string.
+    pub(crate) fn str(&self, key: &str) -> Result<String, crate::verdict::Verdict> {
+        match self.value(key)? {
+            Value::String(s) => Ok(s),
+            other => fail!(
+                "{} expect.{}.{key} should be a string, it is {other}",
+                self.id,
+                self.side
+            ),
+        }
+    }
+
+    /// The expectation `key`, a boolean.
+    pub(crate) fn bool(&self, key: &str) -> Result<bool, crate::verdict::Verdict> {
+        match self.value(key)? {
+            Value::Bool(b) => Ok(b),
+            other => fail!(
+                "{} expect.{}.{key} should be a boolean, it is {other}",
+                self.id,
+                self.side
+            ),
+        }
+    }
+
+    /// The expectation `key`, a non-negative integer.
+    pub(crate) fn u64(&self, key: &str) -> Result<u64, crate::verdict::Verdict> {
+        match self.value(key)?.as_u64() {
+            Some(n) => Ok(n),
+            None => fail!(
+                "{} expect.{}.{key} should be a non-negative integer",
+                self.id,
+                self.side
+            ),
+        }
+    }
+
+    /// The expectation `key`, an array of strings.
+    pub(crate) fn strs(&self, key: &str) -> Result<Vec<String>, crate::verdict::Verdict> {
+        let value = self.value(key)?;
+        let items = value.as_array().map(|a| {
+            a.iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+        });
+        match items {
+            Some(Some(v)) => Ok(v),
+            _ => fail!(
+                "{} expect.{}.{key} should be an array of strings",
+                self.id,
+                self.side
+            ),
+        }
+    }
+}
+
+/// A copy of `value` changed so that an expectation holding it no longer holds: a string
+/// gets a suffix, a boolean flips, a number grows by 1000, an array's first element is altered.
+/// The tests alter every expectation in a copy of the file this way and see the good
+/// fixture fail.
+pub fn altered(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(format!("{s}-altered")),
+        Value::Bool(b) => Value::Bool(!b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => json!(u + 1000),
+            (None, Some(i)) => json!(i + 1000),
+            _ => json!(n.as_f64().unwrap_or(0.0) + 1000.0),
+        },
+        Value::Array(a) => {
+            let mut a = a.clone();
+            match a.first_mut() {
+                Some(first) => *first = altered(first),
+                None => a.push(json!("altered")),
+            }
+            Value::Array(a)
+        }
+        other => json!({"altered": other}),
+    }
+}
+
+/// Every expectation `(vector id, key)` of `side` in `file`, for the tests that alter each.
+pub fn expectations(file: &VectorFile, side: &str) -> Vec<(String, String)> {
+    file.vectors
+        .iter()
+        .flat_map(|v| {
+            v.expect
+                .get(side)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|m| m.keys())
+                .map(|k| (v.id.clone(), k.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A copy of `file` with expectation `key` of vector `id` on `side` [`altered`].
+pub fn with_altered(file: &VectorFile, id: &str, side: &str, key: &str) -> VectorFile {
+    let mut copy = file.clone();
+    if let Some(v) = copy.vectors.iter_mut().find(|v| v.id == id)
+        && let Some(e) = v.expect.get_mut(side).and_then(|e| e.get_mut(key))
+    {
+        *e = altered(e);
+    }
+    copy
 }
 
 /// Replaces `${name}` in every string of `value` with the variable's text.
-fn substitute(value: &Value, vars: &HashMap<String, String>) -> Value {
+pub(crate) fn substitute(value: &Value, vars: &HashMap<String, String>) -> Value {
     match value {
         Value::String(s) => {
             let mut out = s.clone();
@@ -148,77 +286,6 @@ fn contains(found: Option<&Value>, part: &Value) -> bool {
         (Some(Value::Array(items)), p) => items.iter().any(|i| holds(i, p)),
         _ => false,
     }
-}
-
-/// Runs the steps of vector `id` in `file`, if it has any, against the server under test.
-pub(crate) async fn run_steps(cx: &mut Ctx<'_>, file: &VectorFile, id: &str) -> Outcome {
-    let Some(vector) = file.get(id) else {
-        fail!("conformance/vectors.json has no vector {id}");
-    };
-    let mut vars: HashMap<String, String> = HashMap::new();
-    vars.insert("nonce".into(), cx.nonce.to_string());
-    let mut conn = None;
-    for (n, step) in vector.steps.iter().enumerate() {
-        let n = n + 1;
-        if let Some(connect) = step.get("connect") {
-            let hints = connect.get("toolHints").and_then(Value::as_bool) != Some(false);
-            let profile = if hints {
-                Profile::hinted()
-            } else {
-                Profile::plain()
-            };
-            if let Some(old) = conn.replace(cx.open(profile).await?) {
-                old.close().await;
-            }
-            continue;
-        }
-        let Some(method) = step.get("request").and_then(Value::as_str) else {
-            fail!("conformance/vectors.json {id} step {n} is neither connect nor request");
-        };
-        let Some(c) = conn.as_mut() else {
-            fail!("conformance/vectors.json {id} step {n} requests before connecting");
-        };
-        let params = substitute(step.get("params").unwrap_or(&json!({})), &vars);
-        let answer = match c.request_raw(method, params).await? {
-            Ok(result) => json!({"result": result}),
-            Err(error) => json!({"error": error}),
-        };
-        for matcher in step
-            .get("expect")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let matcher = substitute(matcher, &vars);
-            if let Err(why) = check(&answer, &matcher) {
-                fail!(
-                    "conformance/vectors.json {id} step {n} (`{method}`): {why}; the answer was {}",
-                    brief(&answer)
-                );
-            }
-        }
-        for (name, path) in step
-            .get("save")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            let value = path.as_str().and_then(|p| answer.pointer(p));
-            let text = match value {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => fail!(
-                    "conformance/vectors.json {id} step {n} (`{method}`): nothing at {path} to save as {name}"
-                ),
-            };
-            vars.insert(name.clone(), text);
-        }
-    }
-    if let Some(mut c) = conn {
-        c.check_revs()?;
-        c.close().await;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -36,6 +36,8 @@ pub enum ServerTarget {
         url: String,
         /// A credential that makes connections one principal, if the server has one.
         token: Option<String>,
+        /// Other headers sent on every connection (`--header NAME=VALUE`).
+        headers: Vec<(String, String)>,
     },
     /// Connections opened by code.
     Connector(Arc<dyn Connector>),

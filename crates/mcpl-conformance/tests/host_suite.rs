@@ -100,3 +100,50 @@ async fn s13_every_host_fault_fails_the_checks_for_its_class() {
     }
     assert!(missed.is_empty(), "{missed:#?}");
 }
+
+/// Every host vector's expectations the checks read live in `conformance/vectors.json`
+/// (`expect.host`): altering any one in a copy of the file makes the correct host fail that
+/// vector, and every host vector has at least one.
+#[tokio::test]
+async fn s13_each_host_expectation_altered_in_a_copy_fails_the_correct_host() {
+    use mcpl_conformance::data::{VectorFile, expectations, with_altered};
+    let file = VectorFile::embedded();
+    let cases = expectations(&file, "host");
+    for v in &file.vectors {
+        if v.sides.iter().any(|s| s == "host") {
+            assert!(
+                cases.iter().any(|(id, _)| id == &v.id),
+                "{} has no host expectation in the file",
+                v.id
+            );
+        }
+    }
+    let mut survivors = Vec::new();
+    for (id, key) in cases {
+        // The default timeout; the rest as `run_with` sets them.
+        let options = Options {
+            only: vec![id.clone()],
+            wait: Duration::from_secs(2),
+            quiet: Duration::from_millis(600),
+            vectors: Some(Arc::new(with_altered(&file, &id, "host", &key))),
+            ..Options::default()
+        };
+        let target = HostTarget::Launcher(Arc::new(TestHost {
+            faults: HostFaults::default(),
+        }));
+        let report = run_host_suite(target, options).await;
+        if !matches!(
+            report.get(&id).map(|c| &c.outcome),
+            Some(Outcome::Fail { .. })
+        ) {
+            survivors.push(format!(
+                "{id} expect.host.{key}: {:?}",
+                report.get(&id).map(|c| &c.outcome)
+            ));
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "altered expectations the correct host still passes: {survivors:#?}"
+    );
+}

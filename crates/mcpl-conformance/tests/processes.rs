@@ -62,6 +62,7 @@ async fn v14_url_target_with_a_token_shares_the_principal() {
     let target = ServerTarget::Url {
         url,
         token: Some("alice".into()),
+        headers: Vec::new(),
     };
     let report = run_server_suite(target, options(&["v09", "v14", "v32"])).await;
     for c in &report.checks {
@@ -101,4 +102,31 @@ async fn a_host_that_cannot_start_fails_every_check_at_once() {
             .iter()
             .all(|c| matches!(c.outcome, Outcome::Fail { .. }))
     );
+}
+
+/// A response with neither `result` nor `error` (a raw frame mcpl-rpc would never write) fails
+/// the check as soon as it is read, naming the frame, not at the suite's timeout.
+#[tokio::test]
+async fn s13_a_response_without_result_or_error_fails_when_read() {
+    let target = ServerTarget::Command(vec![
+        FIXTURE.into(),
+        "--fault".into(),
+        "response_without_outcome".into(),
+    ]);
+    let report = run_server_suite(target, options(&["v02", "v03"])).await;
+    assert_eq!(report.checks.len(), 2);
+    for check in &report.checks {
+        let Outcome::Fail { reason, .. } = &check.outcome else {
+            panic!(
+                "{} should fail: {}",
+                check.id,
+                mcpl_conformance::render::table(&report)
+            );
+        };
+        assert!(
+            reason.contains("not a JSON-RPC message") && reason.contains("`result`"),
+            "{}: the reason should name the frame, not a timeout: {reason}",
+            check.id
+        );
+    }
 }

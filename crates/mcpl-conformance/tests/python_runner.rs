@@ -27,7 +27,7 @@ fn run_py(args: &[&str]) -> (Output, String) {
 fn s13_the_python_runner_passes_the_reference_fixture() {
     let (out, stdout) = run_py(&["--", FIXTURE]);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("18 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("24 passed, 0 failed"), "{stdout}");
     for id in ["v05", "v17", "v18", "v34", "v38"] {
         assert!(stdout.contains(&format!("{id} pass")), "{stdout}");
     }
@@ -70,4 +70,33 @@ fn v17_an_expectation_changed_in_a_copy_fails_the_good_fixture_in_python_too() {
     let _ = std::fs::remove_file(&copy);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("v17 fail"), "{stdout}");
+}
+
+#[test]
+fn s13_the_python_runner_catches_a_response_without_result_or_error() {
+    let (out, stdout) = run_py(&[
+        "--only",
+        "v02",
+        "--",
+        FIXTURE,
+        "--fault",
+        "response_without_outcome",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("v02 fail") && stdout.contains("neither result nor error"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn v03_the_python_runner_awaits_the_push_and_catches_a_server_that_never_pushes() {
+    let (out, stdout) = run_py(&["--only", "v03", "--", FIXTURE]);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let (out, stdout) = run_py(&["--only", "v03", "--", FIXTURE, "--fault", "never_push"]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("v03 fail") && stdout.contains("push/event"),
+        "{stdout}"
+    );
 }

@@ -231,3 +231,83 @@ async fn v17_an_expectation_changed_in_a_copy_of_the_vector_file_fails_the_good_
         Some(Outcome::Pass)
     ));
 }
+
+/// Every server vector's expectations live in `conformance/vectors.json`: altering any one of
+/// them in a copy of the file (each `expect.server` value the coded check reads, and the
+/// first matcher of its scripted steps) makes the unbroken fixture fail that vector. Every
+/// server vector has at least one such expectation.
+#[tokio::test(start_paused = true)]
+async fn s13_each_server_expectation_altered_in_a_copy_fails_the_good_fixture() {
+    use mcpl_conformance::data::{VectorFile, altered, expectations, with_altered};
+    let file = VectorFile::embedded();
+    let mut copies: Vec<(String, String, VectorFile)> = expectations(&file, "server")
+        .into_iter()
+        .map(|(id, key)| {
+            let copy = with_altered(&file, &id, "server", &key);
+            (id, format!("expect.server.{key}"), copy)
+        })
+        .collect();
+    for v in &file.vectors {
+        let mut copy = file.clone();
+        let Some(matcher) = copy
+            .vectors
+            .iter_mut()
+            .find(|c| c.id == v.id)
+            .into_iter()
+            .flat_map(|c| c.steps.iter_mut())
+            .flat_map(|s| s.get_mut("expect").and_then(|e| e.as_array_mut()))
+            .flatten()
+            .find(|m| {
+                ["equals", "contains", "exists"]
+                    .iter()
+                    .any(|k| m.get(k).is_some())
+            })
+        else {
+            continue;
+        };
+        for k in ["equals", "contains", "exists"] {
+            if let Some(value) = matcher.get_mut(k) {
+                *value = altered(value);
+                break;
+            }
+        }
+        copies.push((v.id.clone(), "its first step matcher".into(), copy));
+    }
+    let covered: std::collections::BTreeSet<&str> =
+        copies.iter().map(|(id, _, _)| id.as_str()).collect();
+    for v in &file.vectors {
+        if v.sides.iter().any(|s| s == "server") {
+            assert!(
+                covered.contains(v.id.as_str()),
+                "{} has no server expectation in the file",
+                v.id
+            );
+        }
+    }
+    let mut survivors = Vec::new();
+    for (id, what, copy) in copies {
+        let options = Options {
+            only: vec![id.clone()],
+            vectors: Some(Arc::new(copy)),
+            ..Options::default()
+        };
+        let report = run_server_suite(
+            ServerTarget::Connector(Fixture::shared(Faults::default())),
+            options,
+        )
+        .await;
+        if !matches!(
+            report.get(&id).map(|c| &c.outcome),
+            Some(Outcome::Fail { .. })
+        ) {
+            survivors.push(format!(
+                "{id} {what}: {:?}",
+                report.get(&id).map(|c| &c.outcome)
+            ));
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "altered expectations the good fixture still passes: {survivors:#?}"
+    );
+}

@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use crate::glob::glob;
+use crate::names::ServerName;
+
 /// How the transport orders messages, which decides what an early rev means (§6.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -46,35 +49,11 @@ impl ToolPolicy {
     }
 }
 
-/// `*` matches any run of characters; everything else matches itself.
-fn glob(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let mut rest = name;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(part) {
-                Some(r) => rest = r,
-                None => return false,
-            }
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else if let Some(at) = rest.find(part) {
-            rest = &rest[at + part.len()..];
-        } else {
-            return false;
-        }
-    }
-    true
-}
-
 /// Settings for one controller (one server connection).
 #[derive(Debug, Clone)]
 pub struct ControllerConfig {
     /// The host's id for the server (its configuration name), shown to the model.
-    pub server: String,
+    pub server: ServerName,
     /// The principal this connection acts for; ended records are keyed by it (H48).
     pub principal: String,
     /// How the transport orders messages.
@@ -104,14 +83,17 @@ pub struct ControllerConfig {
     /// 60 s; at least 1. A run past it is deferred until the window admits it, never dropped,
     /// and announced with [`Effect::RecoveryLimited`](crate::Effect::RecoveryLimited).
     pub max_recoveries_per_minute: u32,
+    /// Host-side toolsets for a plain server (one without toolHints): how its tools are
+    /// grouped, fixed at its first list. `None`: every tool of a plain server is static.
+    pub grouping: Option<crate::grouping::Grouping>,
 }
 
 impl ControllerConfig {
     /// A configuration with the defaults: ordered transport, toolHints on, 30 s timeout,
     /// 2 s hold, backoff 100 ms to 10 s, 64 pages, 60 recovery runs a minute.
-    pub fn new(server: impl Into<String>, principal: impl Into<String>) -> Self {
+    pub fn new(server: ServerName, principal: impl Into<String>) -> Self {
         ControllerConfig {
-            server: server.into(),
+            server,
             principal: principal.into(),
             transport: Transport::Ordered,
             host_tool_hints: true,
@@ -125,6 +107,7 @@ impl ControllerConfig {
             backoff_max: Duration::from_secs(10),
             max_pages: 64,
             max_recoveries_per_minute: 60,
+            grouping: None,
         }
     }
 }

@@ -46,6 +46,10 @@
 //!   across connections (a reconnect resumes from it), serves several agents (one whose
 //!   results are its window gets its news with its next answer, within the inline cap), and
 //!   shows each connection's reported state. The surface host (`mcpl-surface`) runs on it.
+//! - [`names`]: the typed ids: [`ServerName`] (the host's id for a backing server), and
+//!   [`ToolsetName`], [`InstanceName`] and [`Rev`] from `mcpl-protocol`.
+//! - [`grouping`]: host-side toolsets for plain servers ([`Grouping`], fixed into rules at
+//!   a server's first list), their names and descriptions.
 //! - [`error`]: the crate's [`Error`] (caller misuse and transport failures only).
 
 pub mod config;
@@ -53,9 +57,14 @@ pub mod controller;
 #[cfg(feature = "tokio")]
 pub mod driver;
 pub mod error;
+mod glob;
+pub mod grouping;
+pub mod names;
 pub mod presenter;
 
 pub use config::{ControllerConfig, ToolPolicy, Transport, mask_capabilities};
 pub use controller::{Controller, Effect, Snapshot};
 pub use error::Error;
+pub use grouping::Grouping;
+pub use names::{BadServerName, InstanceName, Rev, ServerName, ToolsetName};
 pub use presenter::{AgentId, Plan, Presenter, PresenterConfig};

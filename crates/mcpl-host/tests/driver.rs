@@ -65,7 +65,7 @@ async fn driver_connects_opens_tells_and_keeps_the_digest() {
         HostPolicy::default(),
         window.clone(),
     );
-    let mut cfg = ControllerConfig::new("arcade", "alice");
+    let mut cfg = ControllerConfig::new(mcpl_host::ServerName::parse("arcade").unwrap(), "alice");
     cfg.manifest = Some(arcade().manifest);
     host.add_server(cfg, peer, events).await.expect("added");
     tokio::time::sleep(std::time::Duration::from_millis(10)).await;

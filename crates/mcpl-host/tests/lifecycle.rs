@@ -23,7 +23,7 @@ fn h77_removing_a_server_forgets_its_toolset_state() {
         .set_visible("board", Some("g1"), false);
     h.sync();
     assert!(h.pres.owed(&h.agent) > 0);
-    h.pres.remove_server("arcade");
+    h.pres.remove_server(&sn("arcade"));
     assert_eq!(h.pres.owed(&h.agent), 0, "owed changes survived removal");
     assert!(h.pres.needs_rebuild());
     h.pres.rebuild();
@@ -46,8 +46,8 @@ fn h78_a_restart_under_another_id_or_without_hints_forgets_and_the_same_id_keeps
         .open(
             p.now,
             OpenRequest {
-                toolset: "game".into(),
-                instance: Some("g1".into()),
+                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
                 options: None,
             },
         )
@@ -56,7 +56,7 @@ fn h78_a_restart_under_another_id_or_without_hints_forgets_and_the_same_id_keeps
     let prev = p.host.snapshot().clone();
     let key = ("game".to_owned(), Some("g1".to_owned()));
     let mut other = config(&arcade());
-    other.server = "renamed".into();
+    other.server = sn("renamed");
     let c = Controller::resume(other, p.now, Some(prev.clone()));
     assert!(c.snapshot().open().is_empty() && c.snapshot().opened_here().is_empty());
     let mut off = config(&arcade());
@@ -168,8 +168,8 @@ fn h82_a_dropped_connection_settles_pending_requests_as_unconfirmed() {
         .open(
             p.now,
             OpenRequest {
-                toolset: "game".into(),
-                instance: Some("g1".into()),
+                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
                 options: None,
             },
         )
@@ -179,7 +179,7 @@ fn h82_a_dropped_connection_settles_pending_requests_as_unconfirmed() {
         .close(
             p.now,
             CloseRequest {
-                toolset: "cards".into(),
+                toolset: mcpl_host::names::ToolsetName::parse("cards").unwrap(),
                 instance: None,
             },
         )
@@ -266,15 +266,15 @@ fn h87_a_call_that_fails_after_its_result_was_read_tells_its_change_as_a_notice(
     let now = h.pair("arcade").now;
     let req = mcpl_host::controller::CallRequest {
         tool: "pass".into(),
-        instance: Some("g1".into()),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         ..Default::default()
     };
     let pending = h.pair("arcade").host.call(now, req).expect("call");
     let agent = h.agent.clone();
-    h.pres.register_taker(&agent, "arcade", pending);
+    h.pres.register_taker(&agent, &sn("arcade"), pending);
     h.sync();
     // The result was read, then the call failed on the host side.
-    h.pres.release(&agent, "arcade", pending);
+    h.pres.release(&agent, &sn("arcade"), pending);
     assert!(h.notices().join("\n").contains("`board`"));
 }
 
@@ -305,7 +305,7 @@ fn h77_removing_a_server_keeps_the_other_servers_reminder_marks() {
     let agent = h.agent.clone();
     let rows = h.rows.clone();
     assert!(h.pres.reminder(&agent, &rows).is_none());
-    h.pres.remove_server("arcade");
+    h.pres.remove_server(&sn("arcade"));
     // `other`'s announcement is still whole in the compile: nothing to remind.
     let reminder = h.pres.reminder(&agent, &rows);
     assert!(
@@ -318,9 +318,9 @@ fn h77_removing_a_server_keeps_the_other_servers_reminder_marks() {
 fn h77_a_removed_server_leaves_the_presenters_server_list() {
     let mut h = Host::new(vec![("games", arcade()), ("arcade", arcade())]);
     assert_eq!(h.pres.servers(), vec!["arcade", "games"], "sorted ids");
-    h.pres.remove_server("arcade");
+    h.pres.remove_server(&sn("arcade"));
     assert_eq!(h.pres.servers(), vec!["games"]);
-    assert!(h.pres.snapshot("arcade").is_none());
+    assert!(h.pres.snapshot(&sn("arcade")).is_none());
 }
 
 #[test]

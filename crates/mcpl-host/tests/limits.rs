@@ -19,8 +19,8 @@ fn limits_recovery_runs_per_minute_defer_the_next_run_and_lose_nothing() {
         .open(
             p.now,
             OpenRequest {
-                toolset: "game".into(),
-                instance: Some("g1".into()),
+                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
                 options: None,
             },
         )

@@ -60,7 +60,7 @@ fn h02_hints_read_after_last_page_apply_on_top_of_the_list() {
     let page = p.answer_held("tools/list").remove(0);
     p.hold.insert("toolsets/list".into());
     p.feed(page); // list says `hint` invisible (rev 1)
-    let rev = p.host.snapshot().applied() + 1;
+    let rev = p.host.snapshot().applied().get() + 1;
     p.feed(hints_note(
         json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
     ));
@@ -242,7 +242,7 @@ fn h09_every_name_goes_through_the_tool_policy() {
     assert!(p.host.snapshot().tool("hint").is_none());
     assert!(p.host.snapshot().tool("pass").is_none());
     p.clear();
-    let rev = p.host.snapshot().applied() + 1;
+    let rev = p.host.snapshot().applied().get() + 1;
     p.feed(hints_note(
         json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
     ));
@@ -284,7 +284,7 @@ fn h11_applied_starts_at_zero_and_a_list_does_not_set_it() {
     p.server.borrow_mut().conns[p.conn].rev = 5;
     p.run();
     assert!(p.host.snapshot().listed());
-    assert_eq!(p.host.snapshot().applied(), 0);
+    assert_eq!(p.host.snapshot().applied().get(), 0);
 }
 
 #[test]

@@ -312,7 +312,7 @@ fn h66_an_open_answer_carries_changes_read_meanwhile() {
     let now = h.pair("arcade").now;
     let pending = h.pair("arcade").host.open(now, req).expect("sent");
     let agent = h.agent.clone();
-    h.pres.register_taker(&agent, "arcade", pending);
+    h.pres.register_taker(&agent, &sn("arcade"), pending);
     h.pair("arcade").flush();
     h.pair("arcade")
         .server
@@ -323,7 +323,7 @@ fn h66_an_open_answer_carries_changes_read_meanwhile() {
     h.sync();
     let item = h
         .pres
-        .take(&agent, "arcade", pending, None)
+        .take(&agent, &sn("arcade"), pending, None)
         .expect("change");
     assert!(
         item.text.contains("`draw`") && item.text.contains("`play`"),
@@ -340,7 +340,7 @@ fn h67_an_act_counts_as_a_call_to_the_tool_it_resolves_to() {
         .pres
         .plan(META_ACT, &json!({"tool": "pass", "args": {}}))
         .expect("plan");
-    assert_eq!(plan.target(), Some(("arcade", "pass")));
+    assert_eq!(plan.target(), Some((&sn("arcade"), "pass")));
     assert!(
         h.pres.plan(META_ACT, &json!({"tool": "nope"})).is_err(),
         "an unresolvable act has no target"
@@ -453,7 +453,7 @@ fn h62_look_rereads_only_the_servers_that_present_toolsets() {
     let mut h = Host::new(vec![("arcade", arcade()), ("plain", static_only())]);
     h.sync();
     match h.pres.plan(META_LOOK, &json!({})) {
-        Ok(Plan::Look { servers, .. }) => assert_eq!(servers, vec!["arcade".to_owned()]),
+        Ok(Plan::Look { servers, .. }) => assert_eq!(servers, vec![sn("arcade")]),
         other => panic!("not a look: {other:?}"),
     }
 }
@@ -463,7 +463,7 @@ fn h56_a_meta_tool_called_with_null_arguments_has_every_selector_absent() {
     let h = Host::new(vec![("arcade", arcade())]);
     match h.pres.plan(META_LOOK, &serde_json::Value::Null) {
         Ok(Plan::Look { servers, query }) => {
-            assert_eq!(servers, vec!["arcade".to_owned()]);
+            assert_eq!(servers, vec![sn("arcade")]);
             assert!(query.server.is_none() && query.toolset.is_none() && query.tool.is_none());
         }
         other => panic!("null arguments were not read as none: {other:?}"),
@@ -518,7 +518,7 @@ fn h62_a_dynamic_tool_in_the_latest_list_presents_before_the_rebuild() {
     match h.pres.plan(META_LOOK, &json!({})) {
         Ok(Plan::Look { servers, .. }) => assert_eq!(
             servers,
-            vec!["plain".to_owned()],
+            vec![sn("plain")],
             "a server whose latest list has a dynamic tool does not present"
         ),
         other => panic!("not a look: {other:?}"),

@@ -32,7 +32,7 @@ fn arcade_host() -> Host {
 fn h31_presence_comes_from_the_latest_list_not_from_a_hint() {
     let mut h = arcade_host();
     let p = h.pair("arcade");
-    let r = p.host.snapshot().applied() + 1;
+    let r = p.host.snapshot().applied().get() + 1;
     p.feed(hints_note(
         json!({"rev": r, "tools": [{"name": "challenge", "presence": "dynamic"}]}),
     ));
@@ -149,18 +149,18 @@ fn h37_both_routes_work_inside_the_window_and_one_outside() {
     let mut h = arcade_host();
     set_presence(&mut h, "arcade", "challenge", "dynamic");
     // Inside the window: by name (published static) and through act (latest dynamic).
-    assert!(h.pres.callable_by_name("arcade", "challenge"));
-    assert!(h.pres.actable("arcade", "challenge"));
+    assert!(h.pres.callable_by_name(&sn("arcade"), "challenge"));
+    assert!(h.pres.actable(&sn("arcade"), "challenge"));
     assert!(h.call("challenge", json!({})).contains("ok"));
     h.rebuild();
-    assert!(!h.pres.callable_by_name("arcade", "challenge"));
-    assert!(h.pres.actable("arcade", "challenge"));
+    assert!(!h.pres.callable_by_name(&sn("arcade"), "challenge"));
+    assert!(h.pres.actable(&sn("arcade"), "challenge"));
     // And the other way: a tool moving to static is callable by name at once.
     set_presence(&mut h, "arcade", "hint", "static");
-    assert!(h.pres.callable_by_name("arcade", "hint"));
-    assert!(h.pres.actable("arcade", "hint"));
+    assert!(h.pres.callable_by_name(&sn("arcade"), "hint"));
+    assert!(h.pres.actable(&sn("arcade"), "hint"));
     h.rebuild();
-    assert!(!h.pres.actable("arcade", "hint"));
+    assert!(!h.pres.actable(&sn("arcade"), "hint"));
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn h39_patterns_naming_a_dynamic_tool_count_as_matched() {
         allow: vec![],
         deny: vec!["pla*".into(), "nothing*".into()],
     };
-    let snap = h.pres.snapshot("arcade").expect("snap");
+    let snap = h.pres.snapshot(&sn("arcade")).expect("snap");
     let names: Vec<&str> = snap.tools().iter().map(|t| t.tool.name.as_str()).collect();
     assert_eq!(policy.unmatched(&names), vec!["nothing*"]);
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::*;
 use mcpl_host::controller::{CloseRequest, Effect, OpenRequest};
 use mcpl_host::presenter::{AgentId, Presenter, PresenterConfig};
-use mcpl_host::{ControllerConfig, Transport};
+use mcpl_host::{ControllerConfig, ServerName, Transport};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -103,7 +103,7 @@ impl World {
             let srv = Rc::new(RefCell::new(s));
             let mut conns = Vec::new();
             for c in 0..2 {
-                let mut cfg = ControllerConfig::new(format!("s{i}c{c}"), "alice");
+                let mut cfg = ControllerConfig::new(common::sn(&format!("s{i}c{c}")), "alice");
                 cfg.manifest = Some(srv.borrow().manifest.clone());
                 if http {
                     cfg.transport = Transport::StreamableHttp;
@@ -125,8 +125,8 @@ impl World {
             Op::Open { s, c, inst } => {
                 let p = &mut self.pairs[s][c];
                 let req = OpenRequest {
-                    toolset: "game".into(),
-                    instance: Some(INSTS[inst].into()),
+                    toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                    instance: Some(mcpl_host::names::InstanceName::parse(INSTS[inst]).unwrap()),
                     options: None,
                 };
                 let _ = p.host.open(p.now, req);
@@ -137,8 +137,8 @@ impl World {
                 let _ = p.host.close(
                     p.now,
                     CloseRequest {
-                        toolset: "game".into(),
-                        instance: Some(INSTS[inst].into()),
+                        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                        instance: Some(mcpl_host::names::InstanceName::parse(INSTS[inst]).unwrap()),
                     },
                 );
                 p.flush();
@@ -260,7 +260,7 @@ fn check(http: bool, push: bool, ops: &[Op]) -> Result<(), TestCaseError> {
             }
         }
     }
-    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut counts: BTreeMap<(ServerName, String), usize> = BTreeMap::new();
     for (server, text) in &told {
         for line in text.lines().filter(|l| l.contains("reason-")) {
             let reason = line.split("reason-").nth(1).unwrap_or_default().to_owned();

@@ -13,8 +13,8 @@ use serde_json::json;
 
 fn open_game(p: &mut Pair, inst: &str) {
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some(inst.into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse(inst).unwrap()),
         options: None,
     };
     p.host.open(p.now, req).expect("open");
@@ -217,16 +217,24 @@ fn h29_undeclared_groups_are_the_hosts_and_never_sent() {
     let r = p.host.open(
         p.now,
         OpenRequest {
-            toolset: "lab".into(),
-            ..Default::default()
+            toolset: mcpl_host::names::ToolsetName::parse("lab").unwrap(),
+            instance: None,
+            options: None,
         },
     );
-    assert_eq!(r, Err(Error::Undeclared("lab".into())));
+    assert_eq!(
+        r,
+        Err(Error::Undeclared(
+            mcpl_host::names::ToolsetName::parse("lab").unwrap()
+        ))
+    );
     assert!(
         !p.host.snapshot().visible("probe", None),
         "a closed group's tool is visible"
     );
-    p.host.set_group("lab", true).expect("group");
+    p.host
+        .set_group(&mcpl_host::names::ToolsetName::parse("lab").unwrap(), true)
+        .expect("group");
     p.flush();
     assert!(p.host.snapshot().visible("probe", None));
     p.server.borrow_mut().set_visible("probe", None, false);
@@ -235,7 +243,9 @@ fn h29_undeclared_groups_are_the_hosts_and_never_sent() {
         !p.host.snapshot().visible("probe", None),
         "visible needs the server's word too"
     );
-    p.host.set_group("lab", false).expect("group");
+    p.host
+        .set_group(&mcpl_host::names::ToolsetName::parse("lab").unwrap(), false)
+        .expect("group");
     assert!(p.sent.iter().all(|r| !r.method.starts_with("toolsets/")));
 }
 
@@ -290,8 +300,8 @@ fn h30_a_policy_close_only_closes_what_this_host_opened() {
         .open(
             a.now,
             OpenRequest {
-                toolset: "game".into(),
-                instance: Some("g1".into()),
+                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
                 options: None,
             },
         )
@@ -304,12 +314,12 @@ fn h30_a_policy_close_only_closes_what_this_host_opened() {
         "b did not see a's open"
     );
     let req = mcpl_host::controller::CloseRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
     };
     assert!(matches!(
         b.host.policy_close(b.now, req.clone()),
-        Err(Error::NotOpenedHere(_))
+        Err(Error::NotOpenedHere { .. })
     ));
     assert!(a.host.policy_close(a.now, req).is_ok());
 }
@@ -345,13 +355,15 @@ fn s5_2_an_instance_for_a_toolset_without_instances_is_refused_before_sending() 
     let mut p = Pair::new(arcade());
     p.clear();
     let open = OpenRequest {
-        toolset: "cards".into(),
-        instance: Some("c1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("cards").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("c1").unwrap()),
         options: None,
     };
     assert_eq!(
         p.host.open(p.now, open),
-        Err(Error::InstanceNotAllowed("cards".into()))
+        Err(Error::InstanceNotAllowed(
+            mcpl_host::names::ToolsetName::parse("cards").unwrap()
+        ))
     );
     p.run();
     assert!(p.sent_methods().is_empty(), "{:?}", p.sent_methods());
@@ -364,12 +376,14 @@ fn s5_2_closing_an_instanced_toolset_must_name_the_instance() {
     open_game(&mut p, "g1");
     p.clear();
     let close = CloseRequest {
-        toolset: "game".into(),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
         instance: None,
     };
     assert_eq!(
         p.host.close(p.now, close),
-        Err(Error::InstanceRequired("game".into()))
+        Err(Error::InstanceRequired(
+            mcpl_host::names::ToolsetName::parse("game").unwrap()
+        ))
     );
     p.run();
     assert!(p.sent_methods().is_empty(), "{:?}", p.sent_methods());
@@ -430,7 +444,9 @@ fn h29_an_opened_group_is_in_groups_open_and_each_change_gives_a_larger_version(
     let mut p = Pair::new(arcade());
     assert!(p.host.snapshot().groups_open().is_empty());
     let v0 = p.host.snapshot().version();
-    p.host.set_group("lab", true).expect("group");
+    p.host
+        .set_group(&mcpl_host::names::ToolsetName::parse("lab").unwrap(), true)
+        .expect("group");
     let snap = p.host.snapshot();
     assert_eq!(
         snap.groups_open().iter().collect::<Vec<_>>(),
@@ -439,7 +455,9 @@ fn h29_an_opened_group_is_in_groups_open_and_each_change_gives_a_larger_version(
     );
     let v1 = snap.version();
     assert!(v1 > v0, "opening a group left the version at {v0}");
-    p.host.set_group("lab", false).expect("group");
+    p.host
+        .set_group(&mcpl_host::names::ToolsetName::parse("lab").unwrap(), false)
+        .expect("group");
     let snap = p.host.snapshot();
     assert!(snap.groups_open().is_empty(), "a closed group is listed");
     assert!(
@@ -483,22 +501,23 @@ fn h29_only_a_tagged_group_is_undeclared_a_name_nobody_uses_is_unknown() {
         let open = p.host.open(
             p.now,
             OpenRequest {
-                toolset: toolset.into(),
-                ..Default::default()
+                toolset: mcpl_host::names::ToolsetName::parse(toolset).unwrap(),
+                instance: None,
+                options: None,
             },
         );
         let close = p.host.close(
             p.now,
             CloseRequest {
-                toolset: toolset.into(),
-                ..Default::default()
+                toolset: mcpl_host::names::ToolsetName::parse(toolset).unwrap(),
+                instance: None,
             },
         );
         let want = |toolset: &str| {
             if toolset == "lab" {
-                Error::Undeclared(toolset.into())
+                Error::Undeclared(mcpl_host::names::ToolsetName::parse(toolset).unwrap())
             } else {
-                Error::UnknownToolset(toolset.into())
+                Error::UnknownToolset(mcpl_host::names::ToolsetName::parse(toolset).unwrap())
             }
         };
         assert_eq!(open, Err(want(toolset)), "open of `{toolset}`");

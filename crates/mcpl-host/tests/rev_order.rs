@@ -15,8 +15,8 @@ use serde_json::json;
 
 fn open_game(p: &mut Pair, inst: &str) {
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some(inst.into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse(inst).unwrap()),
         options: None,
     };
     p.host.open(p.now, req).expect("open");
@@ -24,7 +24,7 @@ fn open_game(p: &mut Pair, inst: &str) {
 }
 
 fn next(p: &Pair) -> u64 {
-    p.host.snapshot().applied() + 1
+    p.host.snapshot().applied().get() + 1
 }
 
 #[test]
@@ -57,8 +57,9 @@ fn h12_hints_ignored_and_no_toolsets_requests_without_tool_hints() {
     let r = p.host.open(
         p.now,
         OpenRequest {
-            toolset: "game".into(),
-            ..Default::default()
+            toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+            instance: None,
+            options: None,
         },
     );
     assert_eq!(r, Err(Error::HintsOff));
@@ -123,8 +124,8 @@ fn h14_a_late_close_still_closes_and_a_late_open_still_records() {
     let mut p = Pair::new(arcade());
     p.hold.insert("toolsets/open".into());
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         options: None,
     };
     let pending = p.host.open(p.now, req).expect("open");
@@ -146,8 +147,8 @@ fn h14_a_late_close_still_closes_and_a_late_open_still_records() {
     );
     p.hold.insert("toolsets/close".into());
     let close = CloseRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
     };
     p.host.close(p.now, close).expect("close");
     p.flush();
@@ -167,7 +168,7 @@ fn h15_consecutive_revs_apply_and_passed_revs_never_do() {
         json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
     ));
     assert!(p.host.snapshot().visible("hint", None));
-    assert_eq!(p.host.snapshot().applied(), r);
+    assert_eq!(p.host.snapshot().applied().get(), r);
     p.feed(hints_note(
         json!({"rev": r, "tools": [{"name": "hint", "visible": false}]}),
     ));
@@ -197,7 +198,7 @@ fn h16_ordered_gap_recovers_at_once() {
 fn h16_ordered_reversal_recovers() {
     let mut p = Pair::new(arcade());
     p.clear();
-    let r = p.host.snapshot().applied();
+    let r = p.host.snapshot().applied().get();
     p.feed(hints_note(
         json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
     ));
@@ -269,7 +270,7 @@ fn h16_http_held_rev_recovers_after_the_hold_limit() {
 fn h16_http_reversal_is_only_ignored() {
     let mut p = Pair::http(arcade());
     p.clear();
-    let r = p.host.snapshot().applied();
+    let r = p.host.snapshot().applied().get();
     p.feed(hints_note(
         json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
     ));
@@ -301,7 +302,7 @@ fn h17_a_duplicate_event_is_ignored_and_its_rev_passes() {
     ));
     assert!(p.host.snapshot().visible("hint", None));
     assert_eq!(
-        p.host.snapshot().applied(),
+        p.host.snapshot().applied().get(),
         r + 1,
         "the duplicate's rev did not count as passed"
     );
@@ -398,7 +399,7 @@ fn h21_a_statement_replaces_all_dynamic_state_and_an_early_one_resyncs() {
     p.server.borrow_mut().open.clear();
     let _lost = p.server.borrow_mut().hinted(0, json!({}));
     let mut st = p.server.borrow_mut().statement(0);
-    let st_rev = p.host.snapshot().applied() + 5;
+    let st_rev = p.host.snapshot().applied().get() + 5;
     st["_meta"]["mcpl/hints"]["rev"] = json!(st_rev);
     // Deliver the later hint first (held), then the statement via a refresh.
     let early = p
@@ -417,7 +418,11 @@ fn h21_a_statement_replaces_all_dynamic_state_and_an_early_one_resyncs() {
         "an empty statement left an instance open"
     );
     assert!(!snap.visible("play", Some("g1")));
-    assert_eq!(snap.applied(), st_rev, "the statement did not set applied");
+    assert_eq!(
+        snap.applied().get(),
+        st_rev,
+        "the statement did not set applied"
+    );
     assert!(
         !snap.visible("hint", None),
         "a held hint below the statement survived it"
@@ -444,7 +449,7 @@ fn h22_a_statement_without_open_is_malformed_and_fails_the_recovery() {
         p.host.snapshot().open().contains_key(&key),
         "a malformed statement changed state"
     );
-    assert!(p.host.snapshot().applied() < 99);
+    assert!(p.host.snapshot().applied().get() < 99);
     assert!(
         p.host.poll_timeout().is_some(),
         "the failed read scheduled no retry"
@@ -470,7 +475,7 @@ fn h16_the_hold_is_at_most_two_seconds() {
 fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
     let mut p = Pair::new(arcade());
     p.clear();
-    let before = p.host.snapshot().applied();
+    let before = p.host.snapshot().applied().get();
     p.hold.insert("toolsets/list".into());
     p.host.refresh(p.now).expect("refresh");
     p.flush();
@@ -480,7 +485,7 @@ fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
     let mut st = p.server.borrow_mut().statement(0);
     st["_meta"]["mcpl/hints"]["rev"] = json!(st_rev);
     p.feed(ok(r.id, st));
-    assert_eq!(p.host.snapshot().applied(), st_rev);
+    assert_eq!(p.host.snapshot().applied().get(), st_rev);
     assert_eq!(p.recoveries(), 0, "an early statement counted as a gap");
     // A rev the statement jumped past is only ignored (H21).
     p.feed(hints_note(
@@ -653,7 +658,7 @@ fn h16_a_statement_at_the_largest_rev_applies_and_a_later_hint_is_a_reversal_not
                                          "tools": [{"name": "hint", "visible": true}]}}}),
     ));
     assert!(matches!(p.answer_of(pending), Some(Outcome::Result(_))));
-    assert_eq!(p.host.snapshot().applied(), u64::MAX);
+    assert_eq!(p.host.snapshot().applied().get(), u64::MAX);
     assert!(p.host.snapshot().visible("hint", None));
     p.hold.insert("tools/list".into());
     p.feed(hints_note(
@@ -685,7 +690,7 @@ fn state_at(p: &mut Pair, rev: u64) {
 fn h21_a_held_hint_above_a_statements_rev_applies_after_it() {
     let mut p = Pair::http(arcade());
     p.clear();
-    let a = p.host.snapshot().applied();
+    let a = p.host.snapshot().applied().get();
     // Appendix B.4: the statement at a + 3 covers a + 2, but not the held a + 4.
     p.feed(hints_note(
         json!({"rev": a + 2, "tools": [{"name": "board", "visible": true}]}),
@@ -699,7 +704,11 @@ fn h21_a_held_hint_above_a_statements_rev_applies_after_it() {
     );
     state_at(&mut p, a + 3);
     let snap = p.host.snapshot();
-    assert_eq!(snap.applied(), a + 4, "the held a + 4 was not applied");
+    assert_eq!(
+        snap.applied().get(),
+        a + 4,
+        "the held a + 4 was not applied"
+    );
     assert!(snap.visible("hint", None), "the held a + 4 was dropped");
     assert_eq!(p.recoveries(), 0);
     assert_eq!(p.host.poll_timeout(), None, "nothing waits any more");
@@ -709,14 +718,14 @@ fn h21_a_held_hint_above_a_statements_rev_applies_after_it() {
 fn h21_a_jumped_rev_stays_ignored_however_many_contiguous_statements_follow() {
     let mut p = Pair::new(arcade());
     p.clear();
-    let before = p.host.snapshot().applied();
+    let before = p.host.snapshot().applied().get();
     // One statement jumps past before + 1 and before + 2.
     state_at(&mut p, before + 3);
     // Statements at the next rev jump past nothing, so they leave the jumped range alone.
     for _ in 0..70 {
         let n = next(&p);
         state_at(&mut p, n);
-        assert_eq!(p.host.snapshot().applied(), n);
+        assert_eq!(p.host.snapshot().applied().get(), n);
     }
     assert_eq!(p.recoveries(), 0);
     p.feed(hints_note(
@@ -740,7 +749,7 @@ fn h17_a_duplicates_rev_taken_by_a_statement_is_a_reversal_when_seen_again() {
         .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
     p.server.borrow_mut().loose.insert("hint".into(), true);
     p.feed(first);
-    let a = p.host.snapshot().applied();
+    let a = p.host.snapshot().applied().get();
     // The server spends a + 1 on a message that is lost.
     let _lost = p.server.borrow_mut().hinted(0, json!({}));
     p.clear();
@@ -755,7 +764,7 @@ fn h17_a_duplicates_rev_taken_by_a_statement_is_a_reversal_when_seen_again() {
         p.effects
             .contains(&Effect::Recovering(RecoveryReason::DuplicateEvent))
     );
-    assert_eq!(p.host.snapshot().applied(), a + 2);
+    assert_eq!(p.host.snapshot().applied().get(), a + 2);
     assert!(p.host.snapshot().visible("hint", None));
     p.clear();
     // a + 2 is spent now; on an ordered transport it is a reversal, not a passed rev.
@@ -882,13 +891,13 @@ fn h21_a_statement_that_omits_a_visible_dynamic_tool_makes_it_invisible() {
 #[test]
 fn h21_a_statement_drops_a_held_hint_at_its_own_rev() {
     let mut p = http_pair_holding_an_early_hint();
-    let held = p.host.snapshot().applied() + 2;
+    let held = p.host.snapshot().applied().get() + 2;
     assert!(p.host.poll_timeout().is_some(), "the early rev is not held");
     // The recovery's statement reports the rev of the server's last change: the held one.
     p.server.borrow_mut().conns[0].rev = held - 1;
     p.host.resync(p.now);
     p.run();
-    assert_eq!(p.host.snapshot().applied(), held);
+    assert_eq!(p.host.snapshot().applied().get(), held);
     assert!(p.host.snapshot().visible("hint", None));
     assert_eq!(
         p.host.poll_timeout(),

@@ -26,12 +26,12 @@ fn act_claimed(
     let now = h.pair("arcade").now;
     let req = CallRequest {
         tool: tool.into(),
-        instance: Some("g1".into()),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         ..Default::default()
     };
     let pending = h.pair("arcade").host.call(now, req).expect("call");
     let agent = h.agent.clone();
-    h.pres.register_taker(&agent, "arcade", pending);
+    h.pres.register_taker(&agent, &sn("arcade"), pending);
     h.sync();
     pending
 }
@@ -111,8 +111,8 @@ fn h44_a_host_initiated_open_tells_its_change_as_a_notice() {
     let mut h = Host::new(vec![("arcade", arcade())]);
     let now = h.pair("arcade").now;
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g9".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g9").unwrap()),
         options: None,
     };
     h.pair("arcade").host.open(now, req).expect("open");
@@ -137,7 +137,7 @@ fn h45_a_taker_that_gives_up_late_turns_the_change_into_a_notice() {
         .set_visible("play", Some("g1"), false);
     h.sync();
     let agent = h.agent.clone();
-    h.pres.release(&agent, "arcade", p);
+    h.pres.release(&agent, &sn("arcade"), p);
     let told = h.notices();
     assert_eq!(told.len(), 2);
     assert!(
@@ -167,7 +167,7 @@ fn h46_a_claimed_change_blocks_later_notices_until_it_is_told() {
     );
     let item = h
         .pres
-        .take(&agent, "arcade", p, None)
+        .take(&agent, &sn("arcade"), p, None)
         .expect("the claimed change");
     assert!(item.text.contains("`board`"));
     h.pres.stored(&agent, item.token);
@@ -316,8 +316,8 @@ fn h50_first_sentences_are_owed_until_stored_owed_again_after_a_redefinition_and
     h.store_ok = false;
     let now = h.pair("arcade").now;
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         options: None,
     };
     h.pair("arcade").host.open(now, req).expect("open");
@@ -374,8 +374,8 @@ fn h51_look_counts_what_it_rendered_as_shown() {
     let now = h.pair("arcade").now;
     h.store_ok = false;
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g1".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
         options: None,
     };
     h.pair("arcade").host.open(now, req).expect("open");
@@ -409,14 +409,19 @@ fn h52_a_detached_result_describes_in_full_and_marks_nothing() {
             visible: true,
         }],
     };
-    let text = h.pres.render_detached("arcade", &change).expect("text");
+    let text = h
+        .pres
+        .render_detached(&sn("arcade"), &change)
+        .expect("text");
     assert!(
         text.contains("play(move: string)") && text.contains("Only legal moves."),
         "{text}"
     );
     // Twice: nothing was marked.
     assert_eq!(
-        h.pres.render_detached("arcade", &change).expect("text"),
+        h.pres
+            .render_detached(&sn("arcade"), &change)
+            .expect("text"),
         text
     );
 }
@@ -499,7 +504,7 @@ fn h47_a_held_push_whose_change_applies_after_its_delivery_is_still_told() {
 fn s7_a_suggestion_is_shown_attributed_and_opens_nothing() {
     let mut h = Host::new(vec![("arcade", arcade())]);
     h.pair("arcade").clear();
-    let r = h.pair("arcade").host.snapshot().applied() + 1;
+    let r = h.pair("arcade").host.snapshot().applied().get() + 1;
     h.pair("arcade").feed(hints_note(
         json!({"rev": r, "suggest": [{"action": "open", "toolset": "game",
         "instance": "vs-ada", "options": {"size": 13}, "reason": "Ada challenged you"}]}),
@@ -549,8 +554,8 @@ fn h53_a_reminder_is_due_once_the_announcing_row_left_even_if_later_rows_stayed(
     let agent = h.agent.clone();
     let now = h.pair("arcade").now;
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("g9".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("g9").unwrap()),
         options: None,
     };
     h.pair("arcade").host.open(now, req).expect("open");
@@ -647,11 +652,11 @@ fn h45_two_results_stored_apart_commit_only_their_own_change() {
     let agent = h.agent.clone();
     let a = h
         .pres
-        .take(&agent, "arcade", first, None)
+        .take(&agent, &sn("arcade"), first, None)
         .expect("the first change");
     let b = h
         .pres
-        .take(&agent, "arcade", second, None)
+        .take(&agent, &sn("arcade"), second, None)
         .expect("the second change");
     assert!(
         a.text.contains("`board`") && b.text.contains("`play`"),

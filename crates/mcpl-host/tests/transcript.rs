@@ -14,11 +14,11 @@ fn s9_go_example() {
     let mut p = Pair::new(s);
     // 1. The connect reads: the list takes no rev, the empty statement takes rev 1.
     assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
-    assert_eq!(p.host.snapshot().applied(), 1);
+    assert_eq!(p.host.snapshot().applied().get(), 1);
     // 2. Open takes rev 2 and makes the instance's tools visible.
     let req = OpenRequest {
-        toolset: "game".into(),
-        instance: Some("vs-bot".into()),
+        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("vs-bot").unwrap()),
         options: Some(json!({"size": 9})),
     };
     p.host.open(p.now, req).expect("open");
@@ -30,7 +30,7 @@ fn s9_go_example() {
         {"name": "pass", "instance": "vs-bot", "visible": false}]}));
     let call = CallRequest {
         tool: "play".into(),
-        instance: Some("vs-bot".into()),
+        instance: Some(mcpl_host::names::InstanceName::parse("vs-bot").unwrap()),
         args: json!({"move": "C3"})
             .as_object()
             .cloned()
@@ -45,14 +45,14 @@ fn s9_go_example() {
         .set_visible("play", Some("vs-bot"), true);
     p.run();
     assert!(p.host.snapshot().visible("play", Some("vs-bot")));
-    assert_eq!(p.host.snapshot().applied(), 4);
+    assert_eq!(p.host.snapshot().applied().get(), 4);
     // 7. Close: the instance closes with its ended record's id.
     p.host
         .close(
             p.now,
             CloseRequest {
-                toolset: "game".into(),
-                instance: Some("vs-bot".into()),
+                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+                instance: Some(mcpl_host::names::InstanceName::parse("vs-bot").unwrap()),
             },
         )
         .expect("close");

@@ -45,6 +45,11 @@ pub enum FrameError {
         len: usize,
         /// The cap.
         max: usize,
+        /// The request's id (or the answer's, when `response`), when the frame's first bytes
+        /// held it ([`crate::sniff`]).
+        id: Option<RequestId>,
+        /// Whether the frame looks like a response (which is never answered).
+        response: bool,
     },
     /// Arrays and objects nest deeper than [`Limits::max_depth`].
     #[error("nesting depth {depth} exceeds the limit of {max}")]
@@ -86,12 +91,30 @@ pub enum FrameError {
 }
 
 impl FrameError {
+    /// A frame of `len` bytes over the cap `max`, whose first bytes were `prefix`: the id is
+    /// read from them when it can be ([`crate::sniff`]).
+    pub fn too_large(len: usize, max: usize, prefix: &[u8]) -> Self {
+        let sniffed = crate::sniff::sniff(prefix);
+        let response = sniffed.is_response();
+        let id = if response {
+            sniffed.id
+        } else {
+            sniffed.request_id()
+        };
+        FrameError::TooLarge {
+            len,
+            max,
+            id,
+            response,
+        }
+    }
+
     /// The id of the bad request, or of the answer when the frame looks like a response (so
     /// the request it answers can fail at once, H76), if it could be read.
     pub fn id(&self) -> Option<&RequestId> {
         match self {
-            FrameError::TooLarge { .. } => None,
-            FrameError::TooDeep { id, .. }
+            FrameError::TooLarge { id, .. }
+            | FrameError::TooDeep { id, .. }
             | FrameError::LoneSurrogate { id, .. }
             | FrameError::Decode { id, .. } => id.as_ref(),
         }
@@ -116,8 +139,8 @@ impl FrameError {
     /// a response is never answered, or two peers could trade errors forever.
     pub fn reply(&self) -> Option<Response> {
         let response = match self {
-            FrameError::TooLarge { .. } => false,
-            FrameError::TooDeep { response, .. }
+            FrameError::TooLarge { response, .. }
+            | FrameError::TooDeep { response, .. }
             | FrameError::LoneSurrogate { response, .. }
             | FrameError::Decode { response, .. } => *response,
         };
@@ -128,10 +151,11 @@ impl FrameError {
 /// Decodes one frame into a message under `limits`.
 pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Message, FrameError> {
     if bytes.len() > limits.max_frame_bytes {
-        return Err(FrameError::TooLarge {
-            len: bytes.len(),
-            max: limits.max_frame_bytes,
-        });
+        return Err(FrameError::too_large(
+            bytes.len(),
+            limits.max_frame_bytes,
+            &bytes[..bytes.len().min(crate::sniff::SNIFF_BYTES)],
+        ));
     }
     // Fast path: serde's own recursion limit (127 levels) already bounds the stack, so when
     // the configured limit is at least that, parse first and scan only a frame serde refuses.

@@ -16,6 +16,7 @@
 //! - [`rfc014`]: RFC-014 toolsets: the name grammar, hint keys, declarations, `toolsets/*`
 //!   params and results, hint changes and ended records.
 
+pub mod clip;
 pub mod frame;
 pub mod jsonrpc;
 pub mod mcp;
@@ -23,5 +24,6 @@ pub mod mcpl;
 pub mod method;
 pub mod methods;
 pub mod rfc014;
+pub mod sniff;
 #[cfg(test)]
 mod test_util;

@@ -64,7 +64,7 @@ fn ours_decode(frames: &[Vec<u8>], limits: &Limits) {
 /// A peer fed through a custom transport; each round pushes the frames and drains the events.
 struct Dispatch {
     runtime: tokio::runtime::Runtime,
-    inbound: tokio::sync::mpsc::Sender<Inbound>,
+    inbound: mcpl_rpc::InboundSender,
     events: mcpl_rpc::Events,
     _peer: Peer,
     frames: Vec<bytes::Bytes>,

@@ -25,8 +25,9 @@ const ANSWER_GRACE: Duration = Duration::from_secs(30);
 pub(crate) struct Driver {
     pub(crate) transport: Transport,
     pub(crate) limits: frame::Limits,
-    pub(crate) commands: mpsc::UnboundedReceiver<Command>,
-    pub(crate) events: mpsc::UnboundedSender<Event>,
+    // Boxed, like events: an idle connection's queues hold pointers.
+    pub(crate) commands: mpsc::UnboundedReceiver<Box<Command>>,
+    pub(crate) events: mpsc::UnboundedSender<Box<Event>>,
     pub(crate) incoming: Arc<Mutex<Incoming>>,
     pub(crate) outgoing: Outgoing<Waiter>,
     pub(crate) seq: u64,
@@ -38,6 +39,9 @@ impl Driver {
         let mut closer = None;
         let mut read_ended = false;
         let reason = loop {
+            if self.transport.overflowed() {
+                break Some("closed: the other side reads too slowly (outbound queue full)".into());
+            }
             let deadline = self.outgoing.poll_timeout().map(Instant::from_std);
             let far = Instant::now() + Duration::from_secs(86_400 * 365);
             tokio::select! {
@@ -52,7 +56,7 @@ impl Driver {
                     }
                     Some(inbound) => self.handle_inbound(inbound),
                 },
-                command = self.commands.recv() => match command {
+                command = self.commands.recv() => match command.map(|c| *c) {
                     None => break None,
                     Some(Command::Close { done }) => {
                         closer = Some(done);
@@ -74,14 +78,14 @@ impl Driver {
         if read_ended {
             // The other side stopped sending (stdin closed, say) but may still read: answer
             // what it asked before the end, as a stdio server piped a file of requests must.
-            let _ = self.events.send(Event::Closed {
+            let _ = self.events.send(Box::new(Event::Closed {
                 reason: reason.clone(),
-            });
+            }));
             closer = self.finish_answers().await;
         }
         lock(&self.incoming).closed = true;
         if !read_ended {
-            let _ = self.events.send(Event::Closed { reason });
+            let _ = self.events.send(Box::new(Event::Closed { reason }));
         }
         self.transport.shutdown().await;
         if let Some(done) = closer {
@@ -98,7 +102,7 @@ impl Driver {
         loop {
             // An answer leaves the open set when it is queued, before this task writes it:
             // take every queued command before deciding that nothing is owed.
-            while let Ok(command) = self.commands.try_recv() {
+            while let Ok(command) = self.commands.try_recv().map(|c| *c) {
                 if let Some(done) = self.after_end(command) {
                     return Some(done);
                 }
@@ -107,7 +111,7 @@ impl Driver {
                 return None;
             }
             tokio::select! {
-                command = self.commands.recv() => match command {
+                command = self.commands.recv() => match command.map(|c| *c) {
                     None => return None,
                     Some(command) => {
                         if let Some(done) = self.after_end(command) {
@@ -149,7 +153,7 @@ impl Driver {
     }
 
     fn emit(&self, event: Event) {
-        let _ = self.events.send(event);
+        let _ = self.events.send(Box::new(event));
     }
 
     fn handle_command(&mut self, command: Command) {

@@ -143,18 +143,19 @@ impl Event {
 /// keep draining it.
 #[derive(Debug)]
 pub struct Events {
-    pub(crate) rx: mpsc::UnboundedReceiver<Event>,
+    // Boxed: an idle connection's queue then holds pointers, not 264-byte events.
+    pub(crate) rx: mpsc::UnboundedReceiver<Box<Event>>,
 }
 
 impl Events {
     /// The next event, or `None` once the connection closed and every event was taken.
     pub async fn recv(&mut self) -> Option<Event> {
-        self.rx.recv().await
+        self.rx.recv().await.map(|e| *e)
     }
 
     /// The next event if one is ready.
     pub fn try_recv(&mut self) -> Option<Event> {
-        self.rx.try_recv().ok()
+        self.rx.try_recv().ok().map(|e| *e)
     }
 }
 

@@ -22,8 +22,15 @@
 //! order, hand [`Event::into_message`] to their sans-IO core, and write what the core returns
 //! with [`Peer::send`]; or they use [`Peer::request`] and [`Responder`] directly.
 //!
-//! Left out: TLS (`https://`, `wss://`; put a proxy in front), JSON-RPC batches (refused, as
-//! MCP dropped them), and resuming Streamable HTTP streams with `Last-Event-ID`.
+//! - **Bounded queues.** Frames wait in bounded queues each way; a connection whose other side
+//!   reads so slowly that [`transport::OUTBOUND_CAPACITY`] messages pile up is closed with a
+//!   log line saying so, so memory never grows without bound.
+//! - **Hardened servers.** The Streamable HTTP server checks `Origin` (loopback only by
+//!   default), binds each session to the credentials that opened it, caps sessions, ends idle
+//!   ones and lets a cut GET stream resume with `Last-Event-ID`; TLS (`https://`, `wss://`)
+//!   runs on rustls ([`transport::tls`]).
+//!
+//! Left out: JSON-RPC batches (refused, as MCP dropped them).
 //!
 //! # Layout
 //!
@@ -84,4 +91,7 @@ pub use event::{Answered, Event, Events, Responder, decode_params};
 pub use mcpl_protocol::frame::Limits;
 pub use peer::{Peer, PeerConfig, PendingRequest, RequestOptions};
 pub use pending::LateReason;
-pub use transport::{Inbound, Outbound, Transport, TransportEnds, TransportKind};
+pub use transport::{
+    ClientOptions, Inbound, InboundSender, Outbound, OutboundReceiver, Transport, TransportEnds,
+    TransportKind,
+};

@@ -16,7 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 /// The connection as its handles see it.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    pub(crate) commands: mpsc::UnboundedSender<Command>,
+    // Boxed: an idle connection's queue then holds pointers, not whole commands.
+    pub(crate) commands: mpsc::UnboundedSender<Box<Command>>,
     pub(crate) incoming: Arc<Mutex<Incoming>>,
     pub(crate) next_id: AtomicI64,
     pub(crate) kind: TransportKind,
@@ -70,7 +71,7 @@ impl Shared {
     /// Queues `command` for the connection's task.
     pub(crate) fn command(&self, command: Command) -> Result<(), RpcError> {
         self.commands
-            .send(command)
+            .send(Box::new(command))
             .map_err(|_| RpcError::Closed { reason: None })
     }
 

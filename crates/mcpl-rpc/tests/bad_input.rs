@@ -87,7 +87,7 @@ async fn nesting_past_128_is_refused_with_the_request_id() {
 }
 
 #[tokio::test]
-async fn a_frame_over_the_cap_is_skipped_to_the_next_newline() {
+async fn a_frame_over_the_cap_is_skipped_to_the_next_newline_and_its_error_carries_the_id() {
     let limits = Limits {
         max_frame_bytes: 1024,
         ..Limits::default()
@@ -104,9 +104,28 @@ async fn a_frame_over_the_cap_is_skipped_to_the_next_newline() {
     let reply = raw.recv_json().await;
     assert_eq!(
         reply,
-        json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,
+        json!({"jsonrpc":"2.0","id":1,"error":{"code":-32600,
             "message": format!("frame of {} bytes exceeds the cap of 1024 bytes", big.len())}})
     );
+    bad_frame(&mut seen).await;
+    still_works(&mut raw).await;
+}
+
+#[tokio::test]
+async fn an_oversized_frame_whose_id_cannot_be_read_is_answered_with_a_null_id() {
+    let limits = Limits {
+        max_frame_bytes: 1024,
+        ..Limits::default()
+    };
+    let (mut raw, mut seen, _peer) = setup(limits);
+    // The id comes after the big params: past what is read of the frame's start.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"echo","params":{{"text":"{}"}},"id":9}}"#,
+        "x".repeat(9000)
+    );
+    raw.send(&big).await;
+    let reply = raw.recv_json().await;
+    assert_eq!(reply["id"], json!(null));
     bad_frame(&mut seen).await;
     still_works(&mut raw).await;
 }

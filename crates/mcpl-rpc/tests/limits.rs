@@ -66,8 +66,9 @@ async fn limits_frame_size_refuses_only_the_big_frame_and_keeps_everything_else(
         by_id(json!("b")),
         Some(json!({"jsonrpc": "2.0", "id": "b", "result": {"text": "after"}}))
     );
-    // Over the cap the id cannot be read (the frame is never parsed): answered with null.
-    let refusal = by_id(Value::Null).expect("the big frame is refused");
+    // Over the cap the frame is never parsed, but its id is read from its first bytes, so
+    // the sender's request fails at once.
+    let refusal = by_id(json!("big")).expect("the big frame is refused with its id");
     assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
     assert_eq!(
         refusal["error"]["message"],

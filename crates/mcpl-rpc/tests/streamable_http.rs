@@ -329,6 +329,7 @@ async fn sessions_and_bad_bodies_over_raw_http() {
     let (router, sessions) = http::router("/mcp", config);
     let mut servers = run_sessions(sessions);
     let url = serve(router).await;
+    mcpl_rpc::transport::tls::install_default_provider();
     let http = reqwest::Client::new();
     let post = |body: String, session: Option<&str>| {
         let mut builder = http

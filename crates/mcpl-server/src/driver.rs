@@ -13,18 +13,18 @@
 use crate::context::{Call, CallKind, CloseReply, Context, OpenReply, Outcome, Reply};
 use crate::decl::Catalog;
 use crate::error::Error;
+use crate::listen_options::ListenOptions;
+use crate::observe::{OBSERVER_CAPACITY, Observation, hints_of};
 use crate::principal::CallId;
 use crate::principal::{ConnectionId, Identity, Principal};
 use crate::server::Server;
 use crate::session::{Effect, Session};
 use crate::store::{PrincipalState, Versioned, WriteSet, Written};
 use crate::update::{Event, PrincipalChange, Update};
-use mcpl_protocol::jsonrpc::{Message, Notification};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, Notification};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_protocol::methods;
-use mcpl_rpc::transport::http;
-use mcpl_rpc::transport::ws::{self, Handshake, Rejection};
-use mcpl_rpc::{Event as RpcEvent, Limits, Peer, PeerConfig, Transport};
+use mcpl_rpc::{Event as RpcEvent, Peer, PeerConfig, Transport};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::future::Future;
@@ -33,7 +33,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::http::StatusCode;
 
 /// What a server does: app code the SDK calls with a [`Context`].
 ///
@@ -117,6 +116,8 @@ struct Hub {
     conflicts: AtomicU64,
     /// The committer task's queue, started on first use.
     jobs: OnceLock<mpsc::UnboundedSender<Job>>,
+    /// The observer channel, made by the first [`Handle::observe`]; unset, nothing is built.
+    observer: OnceLock<tokio::sync::broadcast::Sender<Observation>>,
 }
 
 impl Default for Hub {
@@ -129,6 +130,7 @@ impl Default for Hub {
             event_prefix: process_prefix(),
             conflicts: AtomicU64::new(0),
             jobs: OnceLock::new(),
+            observer: OnceLock::new(),
         }
     }
 }
@@ -145,6 +147,16 @@ fn process_prefix() -> String {
 }
 
 impl Hub {
+    /// Hands a record to the observer, if one is attached (never blocks; a full channel drops
+    /// the oldest records).
+    fn observe(&self, record: impl FnOnce() -> Option<Observation>) {
+        if let Some(tx) = self.observer.get()
+            && let Some(record) = record()
+        {
+            let _ = tx.send(record);
+        }
+    }
+
     fn publish(&self, change: PrincipalChange) {
         if let Some(relay) = self.relay.get()
             && !change.principal.ends_at_disconnect()
@@ -187,6 +199,15 @@ fn now() -> Instant {
 }
 
 impl Handle {
+    /// Attaches a watcher: a bounded receiver of [`Observation`]s from now on. A slow
+    /// receiver misses records (`Lagged`) and never holds up a connection.
+    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<Observation> {
+        self.hub
+            .observer
+            .get_or_init(|| tokio::sync::broadcast::channel(OBSERVER_CAPACITY).0)
+            .subscribe()
+    }
+
     /// A handle for `server`, with no connections yet.
     pub fn new(server: Server) -> Self {
         Handle {
@@ -494,15 +515,46 @@ impl<A: App> Runtime<A> {
     /// Serves one connection over `transport` for `principal` until it closes. The caller
     /// derives `principal` from an operator-configured [`crate::Identity`], never from what
     /// the client claims.
+    ///
+    /// A connection that has not sent `initialize` within
+    /// [`crate::listen::DEFAULT_HANDSHAKE_TIMEOUT`] is closed (see [`Runtime::serve_within`]).
     pub async fn serve(
         &self,
         transport: Transport,
         principal: Principal,
         connection: ConnectionId,
     ) -> Result<(), Error> {
+        self.serve_within(
+            transport,
+            principal,
+            connection,
+            crate::listen_options::DEFAULT_HANDSHAKE_TIMEOUT,
+        )
+        .await
+    }
+
+    /// [`Runtime::serve`], closing the connection if it has not sent `initialize` within
+    /// `handshake_timeout`. Before `initialize`, only `ping` is served: any other request gets
+    /// an error and changes nothing, and other notifications are dropped.
+    pub async fn serve_within(
+        &self,
+        transport: Transport,
+        principal: Principal,
+        connection: ConnectionId,
+        handshake_timeout: std::time::Duration,
+    ) -> Result<(), Error> {
         let (peer, mut events) = Peer::start(transport, PeerConfig::default());
+        let mut initialized = false;
+        let handshake = tokio::time::sleep(handshake_timeout);
+        tokio::pin!(handshake);
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.register(&principal, connection, tx.clone());
+        self.hub.observe(|| {
+            Some(Observation::Connected {
+                connection,
+                principal: principal.clone(),
+            })
+        });
         let mut session = self.server.session(principal.clone(), connection, now());
         session.set_event_prefix(self.hub.event_prefix.clone());
         let result = loop {
@@ -521,8 +573,19 @@ impl<A: App> Runtime<A> {
             tokio::select! {
                 event = events.recv() => match event {
                     None | Some(RpcEvent::Closed { .. }) => break Ok(()),
-                    Some(event) => feed(&mut session, event),
+                    Some(event) => {
+                        if let Some(event) = lifecycle(event, &mut initialized) {
+                            feed(&mut session, event);
+                        }
+                    }
                 },
+                () = &mut handshake, if !initialized => {
+                    tracing::info!(
+                        %connection,
+                        "closing connection {connection}: no `initialize` within {handshake_timeout:?}"
+                    );
+                    break Ok(());
+                }
                 Some(cmd) = rx.recv() => self.command(&mut session, cmd),
                 () = sleep => session.handle_timeout(now()),
             }
@@ -553,6 +616,12 @@ impl<A: App> Runtime<A> {
             }
         }
         self.unregister(&principal, connection);
+        self.hub.observe(|| {
+            Some(Observation::Disconnected {
+                connection,
+                principal: principal.clone(),
+            })
+        });
         peer.close().await;
         result
     }
@@ -568,85 +637,29 @@ impl<A: App> Runtime<A> {
     /// Accepts WebSocket connections on `listener` until it fails, serving each for the
     /// principal `identity` derives from its `Authorization: Bearer TOKEN` header (§5.6: never
     /// from what the client claims). A handshake without a known token is refused with 401.
+    /// The defences are [`ListenOptions`]' defaults (see [`Runtime::serve_ws_with`]).
     pub async fn serve_ws(
         &self,
         listener: tokio::net::TcpListener,
         identity: Identity,
     ) -> Result<(), Error> {
-        let identity = Arc::new(identity);
-        loop {
-            let (stream, _) = listener
-                .accept()
-                .await
-                .map_err(|e| Error::Transport(format!("accept: {e}")))?;
-            let runtime = self.clone();
-            let identity = identity.clone();
-            tokio::spawn(async move {
-                let connection = runtime.next_connection();
-                let check = |hs: &Handshake| {
-                    let token = bearer(hs.headers.get("authorization"));
-                    identity
-                        .resolve(connection, token)
-                        .ok_or_else(|| Rejection {
-                            status: StatusCode::UNAUTHORIZED,
-                            message: "unknown or missing bearer token".to_owned(),
-                        })
-                };
-                match ws::accept_with(stream, Limits::default(), check).await {
-                    Ok((transport, principal)) => {
-                        if let Err(e) = runtime.serve(transport, principal, connection).await {
-                            tracing::debug!(error = %e, %connection, "connection ended");
-                        }
-                    }
-                    Err(e) => tracing::debug!(error = %e, "websocket handshake refused"),
-                }
-            });
-        }
+        self.serve_ws_with(listener, identity, ListenOptions::default())
+            .await
     }
 
     /// Serves Streamable HTTP at `path` on `listener` until it fails. Every request must
     /// carry `Authorization: Bearer TOKEN` that `identity` knows (401 otherwise) under
     /// [`Identity::Tokens`]; each session acts for the principal its `initialize` POST's
-    /// token names.
+    /// token names. The defences are [`ListenOptions`]' defaults (see
+    /// [`Runtime::serve_http_with`]).
     pub async fn serve_http(
         &self,
         listener: tokio::net::TcpListener,
         path: &str,
         identity: Identity,
     ) -> Result<(), Error> {
-        let identity = Arc::new(identity);
-        let check = identity.clone();
-        let authorize: http::Authorize = Arc::new(move |headers| {
-            // Only token maps refuse; the other identities accept every connection.
-            match check.resolve(ConnectionId(0), bearer(headers.get("authorization"))) {
-                Some(_) => Ok(()),
-                None => Err(StatusCode::UNAUTHORIZED),
-            }
-        });
-        let config = http::HttpServerConfig {
-            authorize: Some(authorize),
-            ..http::HttpServerConfig::default()
-        };
-        let (router, mut sessions) = http::router(path, config);
-        let serving = tokio::spawn(async move { axum::serve(listener, router).await });
-        while let Some(session) = sessions.recv().await {
-            let connection = self.next_connection();
-            let token = bearer(session.headers.get("authorization"));
-            let Some(principal) = identity.resolve(connection, token) else {
-                continue; // authorize refused it already; a race with a changed map
-            };
-            let runtime = self.clone();
-            tokio::spawn(async move {
-                if let Err(e) = runtime
-                    .serve(session.transport, principal, connection)
-                    .await
-                {
-                    tracing::debug!(error = %e, %connection, "session ended");
-                }
-            });
-        }
-        serving.abort();
-        Err(Error::Transport("the HTTP endpoint stopped".into()))
+        self.serve_http_with(listener, path, identity, ListenOptions::default())
+            .await
     }
 
     fn register(&self, p: &Principal, c: ConnectionId, tx: mpsc::UnboundedSender<Command>) {
@@ -713,9 +726,21 @@ impl<A: App> Runtime<A> {
                         tracing::warn!(error = %e, %principal, "app update for another principal not applied");
                     }
                 }
-                Effect::Send(message) => peer
-                    .send(message)
-                    .map_err(|e| Error::Transport(e.to_string()))?,
+                Effect::Send(mut message) => {
+                    // No error quotes more than 128 characters of client input.
+                    mcpl_protocol::clip::bound_errors(&mut message);
+                    self.hub.observe(|| {
+                        let (carrier, hints) = hints_of(&message)?;
+                        Some(Observation::Hints {
+                            connection: session.connection(),
+                            principal: session.principal().clone(),
+                            carrier,
+                            hints,
+                        })
+                    });
+                    peer.send(message)
+                        .map_err(|e| Error::Transport(e.to_string()))?
+                }
                 Effect::Call(call) => {
                     let (id, kind) = (call.id, call.kind.clone());
                     let blank = call.context.blank();
@@ -769,8 +794,41 @@ fn failure(kind: &CallKind) -> Reply {
     }
 }
 
+/// The lifecycle rule: before `initialize`, only `ping` is served. Any other request is
+/// answered with an error and goes no further; other notifications are dropped.
+fn lifecycle(event: RpcEvent, initialized: &mut bool) -> Option<RpcEvent> {
+    if *initialized {
+        return Some(event);
+    }
+    match event {
+        RpcEvent::Request {
+            request, responder, ..
+        } if request.method != methods::INITIALIZE && request.method != methods::PING => {
+            let method = mcpl_protocol::clip::clip(&request.method);
+            tracing::debug!("refused `{method}` before `initialize`");
+            let _ = responder.error(ErrorObject::new(
+                ErrorCode::InvalidRequest,
+                format!("`{method}` before `initialize`: a session starts with `initialize`"),
+            ));
+            None
+        }
+        RpcEvent::Request { ref request, .. } => {
+            *initialized = request.method == methods::INITIALIZE;
+            Some(event)
+        }
+        RpcEvent::Notification { notification, .. } => {
+            let method = mcpl_protocol::clip::clip(&notification.method);
+            tracing::debug!("dropped `{method}` before `initialize`");
+            None
+        }
+        event => Some(event),
+    }
+}
+
 /// The token of an `Authorization: Bearer TOKEN` header.
-fn bearer(header: Option<&tokio_tungstenite::tungstenite::http::HeaderValue>) -> Option<&str> {
+pub(crate) fn bearer(
+    header: Option<&tokio_tungstenite::tungstenite::http::HeaderValue>,
+) -> Option<&str> {
     header
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))

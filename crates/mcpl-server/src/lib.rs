@@ -184,7 +184,13 @@ mod decl;
 #[cfg(feature = "tokio")]
 pub mod driver;
 mod error;
+#[cfg(feature = "tokio")]
+pub mod listen;
+#[cfg(feature = "tokio")]
+mod listen_options;
 mod local;
+#[cfg(feature = "tokio")]
+pub mod observe;
 mod principal;
 mod schema;
 mod server;

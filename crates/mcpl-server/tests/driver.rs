@@ -264,3 +264,122 @@ async fn app_code_that_panics_still_answers_and_changes_nothing() {
     host.close().await;
     let _ = tokio::time::timeout(Duration::from_secs(30), serving).await;
 }
+
+/// A runtime serving one in-memory connection of ada within `timeout`; the host's peer.
+fn serve_one(timeout: Duration) -> (Peer, mcpl_rpc::Events, tokio::task::JoinHandle<()>) {
+    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
+    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
+    let runtime = Runtime::from_server(server, Game);
+    let (host_side, server_side) = Transport::memory_pair();
+    let serving = tokio::spawn(async move {
+        let connection = runtime.next_connection();
+        let _ = runtime
+            .serve_within(server_side, ada(), connection, timeout)
+            .await;
+    });
+    let (host, events) = Peer::start(host_side, PeerConfig::default());
+    (host, events, serving)
+}
+
+#[tokio::test]
+async fn lifecycle_only_ping_is_served_before_initialize_and_nothing_changes() {
+    let (host, _events, _serving) = serve_one(Duration::from_secs(60));
+    let options = RequestOptions::timeout(Duration::from_secs(30));
+    for (method, params) in [
+        ("tools/call", json!({"name": "play", "arguments": {}})),
+        (
+            "toolsets/open",
+            json!({"toolset": "game", "instance": "g1"}),
+        ),
+        ("tools/list", json!({})),
+    ] {
+        let err = host
+            .request_value(method, Some(params), options.clone())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("-32600"), "{method}: {err}");
+        assert!(err.contains("before `initialize`"), "{method}: {err}");
+    }
+    // A long method name is quoted cut, not whole.
+    let long = "m".repeat(10_000);
+    let err = host.request_value(&long, None, options.clone()).await;
+    let Err(mcpl_rpc::RpcError::Remote { error, .. }) = err else {
+        panic!("{err:?}")
+    };
+    assert!(error.message.len() < 250, "{} bytes", error.message.len());
+    assert!(
+        error.message.contains(&format!("`{}...`", "m".repeat(128))),
+        "{}",
+        error.message
+    );
+    assert_eq!(ask(&host, "ping", json!({})).await, json!({}));
+    ask(
+        &host,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18",
+        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}},
+        "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+    // Nothing was opened before: the first open is the first instance.
+    let open = ask(
+        &host,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .await;
+    assert_eq!(open["_meta"]["mcpl/hints"]["rev"], json!(1), "{open}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_never_initializes_is_closed_by_the_handshake_timeout() {
+    let (host, mut events, serving) = serve_one(Duration::from_secs(10));
+    assert_eq!(ask(&host, "ping", json!({})).await, json!({}));
+    serving.await.unwrap();
+    loop {
+        match events.recv().await {
+            Some(RpcEvent::Closed { .. }) | None => break,
+            Some(_) => continue,
+        }
+    }
+    // One that initializes in time stays.
+    let (host, _events, serving) = serve_one(Duration::from_secs(10));
+    ask(
+        &host,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(!serving.is_finished());
+    assert_eq!(ask(&host, "ping", json!({})).await, json!({}));
+}
+
+#[tokio::test]
+async fn bounded_errors_a_megabyte_tool_name_is_quoted_cut() {
+    let (host, _events, _serving) = serve_one(Duration::from_secs(60));
+    ask(
+        &host,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+    let name = "n".repeat(1_000_000);
+    let answer = host
+        .request_value(
+            "tools/call",
+            Some(json!({"name": name, "arguments": {}})),
+            RequestOptions::timeout(Duration::from_secs(30)),
+        )
+        .await;
+    let text = match answer {
+        Err(mcpl_rpc::RpcError::Remote { error, .. }) => error.message,
+        Ok(result) => result.value.to_string(),
+        Err(e) => panic!("{e}"),
+    };
+    assert!(text.len() < 700, "{} bytes quoted", text.len());
+    assert!(text.contains(&format!("{}...", "n".repeat(128))), "{text}");
+}

@@ -9,6 +9,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use mcpl_rpc::transport::ClientOptions;
 use mcpl_rpc::transport::child::StderrMode;
 use mcpl_rpc::{Limits, Transport};
 
@@ -36,6 +37,14 @@ pub enum ConnectError {
         /// The URL as configured.
         url: String,
         /// The cause.
+        why: String,
+    },
+    /// The CA file to trust cannot be read or holds no certificate.
+    #[error("cannot use the CA file {path}: {why}")]
+    BadCa {
+        /// The file as configured.
+        path: String,
+        /// Why it cannot be used.
         why: String,
     },
     /// The connector has no way to reach this kind of target.
@@ -81,21 +90,34 @@ fn start(spec: &ServerSpec, program: &str, args: &[String]) -> Result<Transport,
     }
     find(spec, program).map_err(|why| ConnectError::CannotStart {
         program: program.to_owned(),
-        why,
+        why: why.to_string(),
     })?;
     Transport::child(command, StderrMode::Inherit, Limits::default())
         .map_err(|e| ConnectError::Transport(e.to_string()))
 }
 
+/// Why a program cannot be started; the `Display` is the reason the agent reads.
+#[derive(Debug, thiserror::Error)]
+enum NotFound {
+    /// A path that cannot be read (the OS reason, without its error number).
+    #[error("{0}")]
+    Path(String),
+    /// A bare name no `PATH` directory holds.
+    #[error("not found on PATH")]
+    NotOnPath,
+}
+
 /// Checks that `program` can be started: a path must exist, a bare name must be on `PATH`
 /// (the child's own `PATH` when the spec sets one).
-fn find(spec: &ServerSpec, program: &str) -> Result<(), String> {
+fn find(spec: &ServerSpec, program: &str) -> Result<(), NotFound> {
     if program.contains('/') {
         let path = match &spec.cwd {
             Some(dir) => dir.join(program),
             None => program.into(),
         };
-        return std::fs::metadata(&path).map(drop).map_err(|e| os_text(&e));
+        return std::fs::metadata(&path)
+            .map(drop)
+            .map_err(|e| NotFound::Path(os_text(&e)));
     }
     let path = spec
         .env
@@ -107,7 +129,7 @@ fn find(spec: &ServerSpec, program: &str) -> Result<(), String> {
     if std::env::split_paths(&path).any(|dir| dir.join(program).is_file()) {
         Ok(())
     } else {
-        Err("not found on PATH".to_owned())
+        Err(NotFound::NotOnPath)
     }
 }
 
@@ -143,6 +165,22 @@ async fn reachable(url: &str) -> Result<(), ConnectError> {
         })
 }
 
+/// How a URL target connects: the spec's headers on every request, and its CA file (if
+/// any) trusted besides the web roots.
+fn client_options(spec: &ServerSpec) -> Result<ClientOptions, ConnectError> {
+    let mut options = ClientOptions::new().limits(Limits::default());
+    for (name, value) in &spec.headers {
+        options = options.header(name, value);
+    }
+    match &spec.ca {
+        Some(ca) => options.ca_file(ca).map_err(|e| ConnectError::BadCa {
+            path: ca.display().to_string(),
+            why: e.to_string(),
+        }),
+        None => Ok(options),
+    }
+}
+
 /// A plain command line (no shell syntax) split into program and arguments.
 fn plain_words(line: &str) -> Option<Vec<String>> {
     let special = |c: char| "|&;<>()$`\\\"'*?[]#~=%{}!".contains(c);
@@ -155,11 +193,7 @@ impl Connector for StandardConnector {
         spec: &'a ServerSpec,
     ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
         Box::pin(async move {
-            let headers: Vec<(&str, &str)> = spec
-                .headers
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
-                .collect();
+            let options = || client_options(spec);
             match &spec.target {
                 Target::Exec { program, args } => start(spec, program, args),
                 Target::Command(line) => match plain_words(line).as_deref() {
@@ -167,24 +201,22 @@ impl Connector for StandardConnector {
                     _ => Transport::child_shell(line, StderrMode::Inherit)
                         .map_err(|e| ConnectError::Transport(e.to_string())),
                 },
-                Target::WebSocket(url) => {
-                    mcpl_rpc::transport::ws::connect(url, &headers, Limits::default())
-                        .await
-                        .map_err(|e| ConnectError::Unreachable {
-                            url: url.clone(),
-                            why: e.to_string(),
-                        })
-                }
+                Target::WebSocket(url) => mcpl_rpc::transport::ws::connect_with(url, &options()?)
+                    .await
+                    .map_err(|e| ConnectError::Unreachable {
+                        url: url.clone(),
+                        why: e.to_string(),
+                    }),
                 Target::Http(url) => {
                     // Streamable HTTP connects lazily; reach the address first, so a dead
                     // server is named as unreachable, with the cause, not as a server error.
                     reachable(url).await?;
-                    mcpl_rpc::transport::http::connect(url, &headers, Limits::default()).map_err(
-                        |e| ConnectError::Unreachable {
+                    mcpl_rpc::transport::http::connect_with(url, &options()?).map_err(|e| {
+                        ConnectError::Unreachable {
                             url: url.clone(),
                             why: e.to_string(),
-                        },
-                    )
+                        }
+                    })
                 }
                 Target::Embedded => Err(ConnectError::Unsupported(
                     "this build has no embedded server".to_owned(),

@@ -29,7 +29,7 @@ pub enum Error {
     #[error("server \"{server}\": {why}")]
     Connect {
         /// The server's name.
-        server: String,
+        server: mcpl_host::ServerName,
         /// What failed.
         why: String,
     },

@@ -12,6 +12,7 @@
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use mcpl_host::ServerName;
 use mcpl_host::controller::PushEvent;
 use mcpl_host::driver::{Agent, Answer, Host};
 use mcpl_host::presenter::{
@@ -29,6 +30,7 @@ use mcpl_rpc::{Event, Peer, PeerConfig, Responder, Transport, decode_params};
 use serde_json::{Map, Value, json};
 
 use crate::meter::Counters;
+use crate::relay::{self, EVENTS_DESCRIPTION, EVENTS_FEATURE_SET, EventIds};
 
 /// What every session of one surface shares.
 #[derive(Debug, Clone)]
@@ -36,9 +38,11 @@ pub(crate) struct Shared {
     pub(crate) host: Host,
     pub(crate) counters: Arc<Mutex<Counters>>,
     /// The configured servers, for the settle wait.
-    pub(crate) servers: Vec<String>,
+    pub(crate) servers: Vec<ServerName>,
     /// How long the first list or call waits for every server to be read.
     pub(crate) settle: Duration,
+    /// The source of the `eventId`s of the surface's own pushes.
+    pub(crate) event_ids: EventIds,
 }
 
 /// How pushes reach the client besides the meta-tool results.
@@ -51,7 +55,7 @@ enum Sink {
 }
 
 /// One client session as it looks from the host task.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SessionState {
     sink: Option<Sink>,
     /// The client advertised MCPL `pushEvents` in `initialize`.
@@ -61,6 +65,8 @@ struct SessionState {
     /// `tools/list_changed` was sent and the client has not re-listed since.
     told_stale: bool,
     next_push_id: i64,
+    /// Where this session's push `eventId`s come from (shared by the surface's sessions).
+    event_ids: EventIds,
 }
 
 /// The driver's agent for one client: its results are its window.
@@ -76,32 +82,32 @@ impl Agent for ClientAgent {
     }
 
     /// Pushes also go to the client as they arrive: `push/event` to an MCPL client that
-    /// granted it, a log message otherwise. The meta-tool results still tell them.
-    fn pushed(&mut self, server: &str, event: &PushEvent) {
-        let Ok(mut s) = self.0.lock() else { return };
+    /// granted it, in the surface's own name ([`relay`](crate::relay)), and then not again
+    /// as news; a log message otherwise, and the meta-tool results still tell them.
+    fn pushed(&mut self, server: &ServerName, event: &PushEvent) -> bool {
+        let Ok(mut s) = self.0.lock() else {
+            return false;
+        };
         match s.sink.clone() {
             Some(Sink::Log(peer)) => {
                 let text = event_line(server, &event.params);
                 let params = json!({ "level": "info", "logger": server, "data": text });
                 let _ = peer.notify_value(methods::MESSAGE, Some(params));
+                false
             }
             Some(Sink::Push(peer)) => {
                 s.next_push_id += 1;
-                let mut p = event.params.clone();
-                if let Some(obj) = p.as_object_mut() {
-                    // The client is not our server's host: hints are ours to apply.
-                    obj.remove("hints");
-                    obj.insert("origin".into(), json!({ "server": server }));
-                }
+                let params = relay::relayed(server, &event.params, s.event_ids.next_id());
                 let id = RequestId::String(format!("surface-push-{}", s.next_push_id));
-                let _ = peer.send(Message::Request(Request {
+                peer.send(Message::Request(Request {
                     id,
                     method: methods::PUSH_EVENT.to_owned(),
-                    params: Some(p),
+                    params: Some(params),
                     extra: Map::new(),
-                }));
+                }))
+                .is_ok()
             }
-            None => {}
+            None => false,
         }
     }
 }
@@ -109,7 +115,14 @@ impl Agent for ClientAgent {
 /// Serves one client over `transport` until it closes, as agent `agent`.
 pub(crate) async fn serve(shared: Shared, transport: Transport, agent: AgentId) {
     let (peer, mut events) = Peer::start(transport, PeerConfig::default());
-    let state = Arc::new(Mutex::new(SessionState::default()));
+    let state = Arc::new(Mutex::new(SessionState {
+        sink: None,
+        client_push: false,
+        published: false,
+        told_stale: false,
+        next_push_id: 0,
+        event_ids: shared.event_ids.clone(),
+    }));
     let _ = shared
         .host
         .add_agent(agent.clone(), ClientAgent(state.clone()));
@@ -208,19 +221,16 @@ fn initialize(
     };
     // For MCPL clients: events reach them as push/event (MCPL §9).
     let mcpl = json!({"version": "0.5", "pushEvents": true,
-        "featureSets": {EVENTS: {"description": "Events from the servers behind this surface", "uses": ["pushEvents"]}}});
+        "featureSets": {EVENTS_FEATURE_SET: {"description": EVENTS_DESCRIPTION, "uses": ["pushEvents"]}}});
     caps.experimental = Some(Map::from_iter([("mcpl".to_owned(), mcpl)]));
     let mut info = Implementation::new("mcpl-surface", env!("CARGO_PKG_VERSION"));
     info.title = Some("MCPL surface host".to_owned());
     let mut result = InitializeResult::answer(&params, caps, info);
     result.instructions = Some(format!(
-        "Tools that come and go (games, modes) are reached through {META_OPEN}, {META_LOOK}, {META_ACT} and {META_CLOSE}. Each result ends with what changed and any news since your last call; call {META_LOOK} to check for news and to see each server's state."
+        "Tools that come and go (games, modes), and the tools of large servers grouped into toolsets, are reached through {META_OPEN}, {META_LOOK}, {META_ACT} and {META_CLOSE}; {META_LOOK} with a query searches every toolset and tool. Each result ends with what changed and any news since your last call; call {META_LOOK} to check for news and to see each server's state."
     ));
     let _ = responder.respond_with(&result);
 }
-
-/// The feature set the surface's pushes use.
-const EVENTS: &str = "surface.events";
 
 /// MCPL §5.3: the client's policy; `push/event` goes to it only once `pushEvents` is
 /// granted for our feature set, and back to log messages if a later policy withdraws it.
@@ -243,11 +253,8 @@ fn feature_sets_update(
         let _ = responder.invalid_params(e);
         return;
     }
-    let set = FeatureSet::new(
-        "Events from the servers behind this surface",
-        ["pushEvents"],
-    );
-    let granted = s.client_push && params.feature_set_state(EVENTS, &set).is_ok();
+    let set = FeatureSet::new(EVENTS_DESCRIPTION, ["pushEvents"]);
+    let granted = s.client_push && params.feature_set_state(EVENTS_FEATURE_SET, &set).is_ok();
     s.sink = Some(if granted {
         Sink::Push(peer.clone())
     } else {
@@ -258,7 +265,7 @@ fn feature_sets_update(
 
 /// True once every server was read (or is down), so the first list is the lasting one and
 /// a static tool is routable from the first call.
-fn settled(servers: &[String], p: &Presenter) -> bool {
+fn settled(servers: &[ServerName], p: &Presenter) -> bool {
     servers.iter().all(|s| {
         p.snapshot(s)
             .is_some_and(|snap| snap.listed() && (snap.ready() || !snap.hinted()))

@@ -8,7 +8,8 @@
 //! Dynamic tools are reached through the meta-tools; what changed, and every event pushed
 //! since the last call, rides as text at the end of each result, in the order it happened.
 //! Pushes also go to the client as `notifications/message`, or as `push/event` to a client
-//! that advertises MCPL with `pushEvents` and grants it by `featureSets/update`.
+//! that advertises MCPL with `pushEvents` and grants it by `featureSets/update`: such a
+//! client is told each event once, as the surface's own push (never also as news).
 //!
 //! The surface is a thin front over the host library (`mcpl_host`): its driver runs one
 //! controller per backend connection and keeps each server's picture across reconnects; its
@@ -30,6 +31,7 @@
 //! - [`meter`]: the cache report and its two baselines ([`CacheReport`]).
 //! - [`link`]: one task per backing server: handshake, hand-over to the driver, backoff;
 //!   [`LinkStatus`], [`LinkTiming`].
+//! - [`relay`]: a backend's push in the surface's own name ([`EventIds`], `origin`).
 //! - `front`: one client session (`initialize`, `tools/list`, `tools/call`).
 //! - `surface`: [`Surface`] and [`SurfaceConfig`].
 //! - [`listen`]: serving sessions over Streamable HTTP.
@@ -41,17 +43,20 @@ mod front;
 pub mod link;
 pub mod listen;
 pub mod meter;
+pub mod relay;
 pub mod spec;
 mod surface;
 
-pub use config::{ConfigProblem, FileConfig};
+pub use config::{ConfigProblem, EntryProblem, ExpandProblem, FileConfig};
 pub use connector::{BoxFuture, ConnectError, Connector, StandardConnector};
 pub use error::Error;
 pub use link::{LinkStatus, LinkTiming};
 pub use mcpl_host::driver::DEFAULT_INLINE_CAP;
+pub use mcpl_host::grouping::{DEFAULT_STATIC_LIMIT, Grouping};
 pub use mcpl_host::presenter::{
     META_ACT as ACT, META_CLOSE as CLOSE, META_LOOK as LOOK, META_OPEN as OPEN,
 };
 pub use meter::{BaselineTally, CacheReport};
+pub use relay::EventIds;
 pub use spec::{ServerSpec, Target};
 pub use surface::{Surface, SurfaceConfig};

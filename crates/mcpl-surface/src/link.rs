@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpl_host::ControllerConfig;
+use mcpl_host::ServerName;
 use mcpl_host::driver::Host;
 use mcpl_host::presenter::LinkState;
 use mcpl_protocol::mcp::{ClientCapabilities, Implementation, InitializeParams, InitializeResult};
@@ -18,7 +19,7 @@ use mcpl_rpc::{Events, Peer, PeerConfig, RequestOptions};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::connector::Connector;
+use crate::connector::{ConnectError, Connector};
 use crate::spec::{ServerSpec, Target};
 
 /// Where a backing server's connection stands.
@@ -67,7 +68,7 @@ pub(crate) struct LinkInfo {
 }
 
 /// Every link's state, by server name.
-pub(crate) type Links = Arc<Mutex<std::collections::BTreeMap<String, LinkInfo>>>;
+pub(crate) type Links = Arc<Mutex<std::collections::BTreeMap<ServerName, LinkInfo>>>;
 
 /// What a link task needs.
 pub(crate) struct LinkContext {
@@ -75,6 +76,7 @@ pub(crate) struct LinkContext {
     pub(crate) connector: Arc<dyn Connector>,
     pub(crate) timing: LinkTiming,
     pub(crate) principal: String,
+    pub(crate) static_limit: usize,
     pub(crate) links: Links,
     pub(crate) shut: watch::Receiver<bool>,
 }
@@ -94,18 +96,42 @@ fn host_capabilities() -> ClientCapabilities {
     caps
 }
 
+/// Why a connect attempt failed; the `Display` is what look shows the agent while the
+/// server is down.
+#[derive(Debug, thiserror::Error)]
+enum HandshakeError {
+    /// The connector could not open a transport.
+    #[error("{0}")]
+    Connect(#[from] ConnectError),
+    /// The `initialize` params could not be written.
+    #[error("{0}")]
+    Params(serde_json::Error),
+    /// A child process ended before it answered `initialize`.
+    #[error("the process ended before answering `initialize`")]
+    EndedBeforeInitialize,
+    /// `initialize` failed.
+    #[error("initialize failed: {0}")]
+    Initialize(mcpl_rpc::RpcError),
+    /// The `initialize` result could not be read.
+    #[error("initialize result unreadable: {0}")]
+    Unreadable(serde_json::Error),
+    /// `notifications/initialized` could not be sent.
+    #[error("{0}")]
+    Initialized(mcpl_rpc::RpcError),
+}
+
 /// Connects and runs the MCP handshake: `initialize` and `notifications/initialized`.
 async fn handshake(
     connector: &dyn Connector,
     spec: &ServerSpec,
     timing: LinkTiming,
-) -> Result<Session, String> {
-    let transport = connector.connect(spec).await.map_err(|e| e.to_string())?;
+) -> Result<Session, HandshakeError> {
+    let transport = connector.connect(spec).await?;
     let (peer, events) = Peer::start(transport, PeerConfig::default());
     let options = RequestOptions::timeout(timing.request_timeout);
     let info = Implementation::new("mcpl-surface", env!("CARGO_PKG_VERSION"));
     let params = InitializeParams::new(host_capabilities(), info);
-    let params = serde_json::to_value(&params).map_err(|e| e.to_string())?;
+    let params = serde_json::to_value(&params).map_err(HandshakeError::Params)?;
     let answer = match peer
         .request_value(methods::INITIALIZE, Some(params), options)
         .await
@@ -117,16 +143,16 @@ async fn handshake(
                 || e.to_string().contains("connection closed");
             return Err(match &spec.target {
                 Target::Command(_) | Target::Exec { .. } if closed => {
-                    "the process ended before answering `initialize`".to_owned()
+                    HandshakeError::EndedBeforeInitialize
                 }
-                _ => format!("initialize failed: {e}"),
+                _ => HandshakeError::Initialize(e),
             });
         }
     };
-    let init: InitializeResult = serde_json::from_value(answer.value)
-        .map_err(|e| format!("initialize result unreadable: {e}"))?;
+    let init: InitializeResult =
+        serde_json::from_value(answer.value).map_err(HandshakeError::Unreadable)?;
     peer.notify_value(methods::INITIALIZED, None)
-        .map_err(|e| e.to_string())?;
+        .map_err(HandshakeError::Initialized)?;
     let manifest = init.capabilities.mcpl_value().cloned();
     Ok(Session {
         peer,
@@ -136,9 +162,9 @@ async fn handshake(
 }
 
 impl LinkContext {
-    fn set(&self, server: &str, status: LinkStatus, connected: bool) {
+    fn set(&self, server: &ServerName, status: LinkStatus, connected: bool) {
         if let Ok(mut links) = self.links.lock() {
-            let info = links.entry(server.to_owned()).or_insert(LinkInfo {
+            let info = links.entry(server.clone()).or_insert(LinkInfo {
                 status: status.clone(),
                 connects: 0,
             });
@@ -179,6 +205,10 @@ pub(crate) async fn run(cx: LinkContext, spec: ServerSpec) {
                 cfg.manifest = session.manifest;
                 cfg.request_timeout = cx.timing.request_timeout;
                 cfg.call_timeout = Some(cx.timing.call_timeout);
+                cfg.grouping = Some(mcpl_host::Grouping {
+                    static_limit: cx.static_limit,
+                    ..spec.grouping.clone()
+                });
                 if matches!(spec.target, Target::Http(_)) {
                     // Responses and SSE streams are not mutually ordered: hold early revs.
                     cfg.transport = mcpl_host::Transport::StreamableHttp;
@@ -198,7 +228,7 @@ pub(crate) async fn run(cx: LinkContext, spec: ServerSpec) {
                     Err(e) => return tracing::warn!(server = %spec.name, %e, "host stopped"),
                 }
             }
-            Err(e) => e,
+            Err(e) => e.to_string(),
         };
         let retry_in = cx.timing.backoff(attempt.max(1));
         tracing::info!(server = %spec.name, %error, ?retry_in, "backing server down");

@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mcpl_host::Presenter;
+use mcpl_host::ServerName;
 use mcpl_host::controller::{Presence, Snapshot};
 use serde_json::{Value, json};
 
@@ -57,7 +58,7 @@ pub(crate) struct Meter {
 
 impl Meter {
     /// Starts counting from the states at the surface's first publication.
-    pub(crate) fn start(&mut self, snaps: &BTreeMap<&str, &Snapshot>) {
+    pub(crate) fn start(&mut self, snaps: &BTreeMap<&ServerName, &Snapshot>) {
         if !self.started {
             self.started = true;
             self.sample(snaps);
@@ -65,7 +66,7 @@ impl Meter {
     }
 
     /// Samples both baselines' lists; a list that differs from the last counts as a change.
-    pub(crate) fn sample(&mut self, snaps: &BTreeMap<&str, &Snapshot>) {
+    pub(crate) fn sample(&mut self, snaps: &BTreeMap<&ServerName, &Snapshot>) {
         if !self.started {
             return;
         }
@@ -124,7 +125,7 @@ impl Meter {
 }
 
 /// Every server's latest snapshot the presenter holds.
-pub(crate) fn snapshots(p: &Presenter) -> BTreeMap<&str, &Snapshot> {
+pub(crate) fn snapshots(p: &Presenter) -> BTreeMap<&ServerName, &Snapshot> {
     p.servers()
         .into_iter()
         .filter_map(|s| p.snapshot(s).map(|snap| (s, snap)))

@@ -10,6 +10,8 @@
 
 use std::path::PathBuf;
 
+use mcpl_host::ServerName;
+
 use crate::error::Error;
 
 /// How a backing server is reached.
@@ -38,7 +40,7 @@ pub enum Target {
 pub struct ServerSpec {
     /// The host's id for the server: the meta-tools' `server` selector and the `NAME__`
     /// prefix of its static tools when there are several servers.
-    pub name: String,
+    pub name: ServerName,
     /// How to reach it.
     pub target: Target,
     /// Headers sent on every connect and reconnect of a URL target (for example
@@ -48,47 +50,32 @@ pub struct ServerSpec {
     pub env: Vec<(String, String)>,
     /// The working directory of a child process.
     pub cwd: Option<PathBuf>,
-}
-
-/// The name grammar of RFC-014 §5.1, reused for server names so that `NAME__tool` stays a
-/// valid tool name for every model API.
-fn is_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
-        && s.len() <= 32
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// A name made from free text: the allowed characters kept, the rest dropped, cut to 32.
-fn sanitize(raw: &str) -> String {
-    let kept: String = raw
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-        .skip_while(|c| !c.is_ascii_alphanumeric())
-        .take(32)
-        .collect();
-    if kept.is_empty() {
-        "server".to_owned()
-    } else {
-        kept
-    }
+    /// A PEM file of CA certificates to trust, besides the web roots, for an `https://` or
+    /// `wss://` target (`"ca"` in a config entry, or `mcpl surface --ca FILE`).
+    pub ca: Option<PathBuf>,
+    /// How a plain server's tools are grouped into host-side toolsets (`toolsets`,
+    /// `static`, `autoOpen` in a config entry); ignored for an MCPL server. Its
+    /// `static_limit` is the surface's ([`crate::SurfaceConfig::static_limit`]).
+    pub grouping: mcpl_host::Grouping,
 }
 
 impl ServerSpec {
     /// A spec with no headers, environment or working directory.
-    pub fn new(name: impl Into<String>, target: Target) -> Self {
+    pub fn new(name: ServerName, target: Target) -> Self {
         ServerSpec {
-            name: name.into(),
+            name,
             target,
             headers: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            ca: None,
+            grouping: mcpl_host::Grouping::default(),
         }
     }
 
     /// The embedded arcade, named `arcade`.
     pub fn embedded() -> Self {
-        ServerSpec::new("arcade", Target::Embedded)
+        ServerSpec::new(ServerName::sanitized("arcade"), Target::Embedded)
     }
 
     /// Parses one `--server` value.
@@ -102,11 +89,12 @@ impl ServerSpec {
         }
         // `NAME=` when the part before the first `=` is a whole name; `cmd --a=b` is a
         // command line. A leading `VAR=value` is read as a name: use `env VAR=value cmd`.
-        let (name, rest) = match spec.split_once('=') {
-            Some((n, rest)) if is_name(n) && !rest.trim().is_empty() => {
-                (Some(n.to_owned()), rest.trim())
-            }
-            Some((n, _)) if is_name(n) => {
+        let (name, rest) = match spec
+            .split_once('=')
+            .map(|(n, r)| (ServerName::parse(n), n, r))
+        {
+            Some((Ok(n), _, rest)) if !rest.trim().is_empty() => (Some(n), rest.trim()),
+            Some((Ok(_), n, _)) => {
                 return Err(Error::BadSpec {
                     spec: spec.to_owned(),
                     why: format!("nothing follows `{n}=`"),
@@ -145,7 +133,8 @@ impl ServerSpec {
             while out.iter().any(|o| o.name == spec.name) {
                 let suffix = format!("-{n}");
                 let keep = 32 - suffix.len();
-                spec.name = format!("{}{suffix}", &base[..base.len().min(keep)]);
+                spec.name =
+                    ServerName::sanitized(&format!("{}{suffix}", &base[..base.len().min(keep)]));
                 n += 1;
             }
             out.push(spec);
@@ -155,36 +144,24 @@ impl ServerSpec {
 }
 
 /// The default name: the program's file name for a command, the host for a URL.
-fn derive_name(target: &Target) -> String {
+fn derive_name(target: &Target) -> ServerName {
     match target {
         Target::Command(line) => program_name(line.split_whitespace().next().unwrap_or("server")),
         Target::Exec { program, .. } => program_name(program),
         Target::WebSocket(url) | Target::Http(url) => {
             let after = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
             let host = after.split(['/', ':', '?']).next().unwrap_or(after);
-            sanitize(&host.replace('.', "-"))
+            ServerName::sanitized(&host.replace('.', "-"))
         }
-        Target::Embedded => "arcade".to_owned(),
+        Target::Embedded => ServerName::sanitized("arcade"),
     }
 }
 
 /// A program's file name without its extension, as a server name.
-fn program_name(program: &str) -> String {
+fn program_name(program: &str) -> ServerName {
     let file = program.rsplit('/').next().unwrap_or(program);
     let stem = file.split('.').next().unwrap_or(file);
-    sanitize(stem)
-}
-
-/// Checks a server name from a config file against the name grammar.
-pub(crate) fn check_name(name: &str) -> Result<(), String> {
-    if is_name(name) {
-        Ok(())
-    } else {
-        Err(
-            "a server name is 1 to 32 letters, digits, `_` or `-`, starting with a letter or digit"
-                .to_owned(),
-        )
-    }
+    ServerName::sanitized(stem)
 }
 
 #[cfg(test)]

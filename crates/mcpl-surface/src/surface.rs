@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcpl_host::ServerName;
 use mcpl_host::driver::{DEFAULT_INLINE_CAP, Host, HostPolicy};
+use mcpl_host::grouping::DEFAULT_STATIC_LIMIT;
 use mcpl_host::presenter::{AgentId, PresenterConfig};
 use mcpl_rpc::Transport;
 use tokio::sync::watch;
@@ -16,6 +18,7 @@ use crate::error::Error;
 use crate::front::{self, Shared};
 use crate::link::{self, LinkContext, LinkStatus, LinkTiming, Links};
 use crate::meter::{CacheReport, Counters, snapshots};
+use crate::relay::EventIds;
 use crate::spec::ServerSpec;
 
 /// How a surface runs.
@@ -32,6 +35,13 @@ pub struct SurfaceConfig {
     /// The most bytes a result and what it carries may take (H84, H88); what does not fit
     /// waits for the next answer. Default [`DEFAULT_INLINE_CAP`]; `None`: no cap.
     pub inline_cap: Option<usize>,
+    /// Where the `eventId`s of the surface's own pushes come from (random per process by
+    /// default; tests seed it).
+    pub event_ids: EventIds,
+    /// A plain server without explicit `toolsets` that lists more tools than this at its
+    /// first read is grouped into host-side toolsets by name prefix (default
+    /// [`DEFAULT_STATIC_LIMIT`]).
+    pub static_limit: usize,
 }
 
 impl SurfaceConfig {
@@ -43,6 +53,8 @@ impl SurfaceConfig {
             timing: LinkTiming::default(),
             settle: Duration::from_secs(10),
             inline_cap: Some(DEFAULT_INLINE_CAP),
+            event_ids: EventIds::random(),
+            static_limit: DEFAULT_STATIC_LIMIT,
         }
     }
 }
@@ -66,7 +78,7 @@ impl Surface {
         for s in &config.servers {
             if !seen.insert(&s.name) {
                 return Err(Error::BadSpec {
-                    spec: s.name.clone(),
+                    spec: s.name.to_string(),
                     why: "two servers share this name".to_owned(),
                 });
             }
@@ -93,6 +105,7 @@ impl Surface {
                 connector: connector.clone(),
                 timing: config.timing,
                 principal: config.principal.clone(),
+                static_limit: config.static_limit,
                 links: links.clone(),
                 shut: shut.subscribe(),
             };
@@ -103,6 +116,7 @@ impl Surface {
             counters,
             servers: config.servers.iter().map(|s| s.name.clone()).collect(),
             settle: config.settle,
+            event_ids: config.event_ids.clone(),
         };
         Ok(Surface {
             shared,
@@ -123,13 +137,13 @@ impl Surface {
     }
 
     /// Where a backing server's link stands.
-    pub fn status(&self, server: &str) -> Option<LinkStatus> {
+    pub fn status(&self, server: &ServerName) -> Option<LinkStatus> {
         let links = self.links.lock().ok()?;
         links.get(server).map(|l| l.status.clone())
     }
 
     /// How many times a server has connected (2 and more: it reconnected).
-    pub fn connects(&self, server: &str) -> u64 {
+    pub fn connects(&self, server: &ServerName) -> u64 {
         self.links
             .lock()
             .ok()
@@ -138,10 +152,10 @@ impl Surface {
     }
 
     /// Waits until `server` has connected at least `n` times and been read again.
-    pub async fn wait_connected(&self, server: &str, n: u64) {
+    pub async fn wait_connected(&self, server: &ServerName, n: u64) {
         loop {
             if self.connects(server) >= n {
-                let name = server.to_owned();
+                let name = server.clone();
                 let read = self
                     .shared
                     .host

@@ -273,7 +273,7 @@ async fn h28_a_lost_connection_recovers_mid_game_without_a_second_open() {
     );
 
     cutter.refuse("cells", false);
-    surface.wait_connected("cells", 2).await;
+    surface.wait_connected(&"cells".parse().unwrap(), 2).await;
     let (text, err) = client
         .call(
             "toolsets_act",
@@ -301,7 +301,7 @@ async fn h48_a_game_lost_in_a_crash_is_told_once() {
         .await;
     assert!(!err);
     cutter.crash("cells");
-    surface.wait_connected("cells", 2).await;
+    surface.wait_connected(&"cells".parse().unwrap(), 2).await;
     let told = look_until(&client, "ended while the connection was down", "").await;
     assert_eq!(
         told.matches("`game`/`g` ended while the connection was down")
@@ -432,7 +432,15 @@ async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
     assert_eq!(params["origin"]["server"], "cells");
     // The hints are the surface's to apply, not the client's.
     assert!(params.get("hints").is_none(), "{params}");
+    // MCPL §9.2, §9.4: in the surface's own name, with its own id from the injected source.
+    assert_eq!(params["featureSet"], "surface.events", "{params}");
+    assert_eq!(params["eventId"], "surface-t-1", "{params}");
+    assert!(params.get("toolset").is_none(), "{params}");
+    assert_eq!(params["origin"]["toolset"], "game", "{params}");
     responder.respond(json!({"accepted": true})).unwrap();
+    // Told once: the event is not news in the next answer as well.
+    let (look, _) = client.call("toolsets_look", json!({})).await;
+    assert!(!look.contains("Rival took c0."), "{look}");
 }
 
 #[tokio::test]
@@ -520,7 +528,7 @@ async fn h61_h82_a_call_in_flight_at_a_cut_is_told_unknown_and_never_sent_again(
         text.contains("outcome unknown: the call was sent to `cells` but no answer came; check the state with toolsets_look"),
         "{text}"
     );
-    surface.wait_connected("cells", 2).await;
+    surface.wait_connected(&"cells".parse().unwrap(), 2).await;
     let (text, _) = client.call("toolsets_look", json!({})).await;
     assert!(text.contains("`cells` reconnected"), "{text}");
     // Nothing sent it again on its own.

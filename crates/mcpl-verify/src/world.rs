@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use mcpl_host::controller::{CloseRequest, Effect as HostEffect, OpenRequest, Outcome};
+use mcpl_host::names::{InstanceName, ServerName, ToolsetName};
 use mcpl_host::presenter::{AgentId, META_ACT, Plan, Presenter, PresenterConfig};
 use mcpl_host::{Controller, ControllerConfig, Snapshot, Transport};
 use mcpl_protocol::jsonrpc::{Message, Notification, Request, RequestId};
@@ -116,7 +117,7 @@ impl World {
             log: Vec::new(),
         };
         for (i, name) in NAMES.iter().enumerate() {
-            let mut cfg = ControllerConfig::new(*name, "alice");
+            let mut cfg = ControllerConfig::new(ServerName::sanitized(name), "alice");
             if i == 1 {
                 cfg.transport = Transport::StreamableHttp;
             }
@@ -261,11 +262,13 @@ impl World {
                 // The truth connection (a third, fresh one) tells nobody.
                 HostEffect::Changed(_) | HostEffect::Event(_) if i >= NAMES.len() => {}
                 HostEffect::Changed(ch) => {
-                    self.presenter.handle_change(NAMES[i], &ch);
+                    self.presenter
+                        .handle_change(&ServerName::sanitized(NAMES[i]), &ch);
                     self.tell(i);
                 }
                 HostEffect::Event(ev) => {
-                    self.presenter.handle_event(NAMES[i], &ev);
+                    self.presenter
+                        .handle_event(&ServerName::sanitized(NAMES[i]), &ev);
                     self.tell(i);
                 }
                 // H60/H61: an unconfirmed command points the agent to look, which re-reads
@@ -361,7 +364,7 @@ impl World {
         self.note(format!("c{i} server> {}", brief(&m)));
         let now = self.now;
         self.links[i].host.handle_message(now, None, m);
-        let applied = self.links[i].host.snapshot().applied();
+        let applied = self.links[i].host.snapshot().applied().0;
         if applied < self.links[i].applied {
             self.violations.push(Violation(format!(
                 "connection {i} applied rev {applied} after rev {}",
@@ -402,8 +405,9 @@ impl World {
     pub fn open(&mut self, i: usize, toolset: &str, instance: Option<&str>) {
         let now = self.now;
         let req = OpenRequest {
-            toolset: toolset.into(),
-            instance: instance.map(Into::into),
+            toolset: ToolsetName::parse(toolset).expect("the schedule's toolsets fit the grammar"),
+            instance: instance
+                .map(|i| InstanceName::parse(i).expect("the schedule's instances fit the grammar")),
             options: None,
         };
         let r = self.links[i].host.open(now, req);
@@ -415,8 +419,9 @@ impl World {
     pub fn close(&mut self, i: usize, toolset: &str, instance: Option<&str>) {
         let now = self.now;
         let req = CloseRequest {
-            toolset: toolset.into(),
-            instance: instance.map(Into::into),
+            toolset: ToolsetName::parse(toolset).expect("the schedule's toolsets fit the grammar"),
+            instance: instance
+                .map(|i| InstanceName::parse(i).expect("the schedule's instances fit the grammar")),
         };
         let r = self.links[i].host.close(now, req);
         self.note(format!("c{i} close {toolset} {instance:?}: {}", r.is_ok()));
@@ -545,7 +550,7 @@ impl World {
     /// The server's full statement as a fresh connection reads it over a perfect wire, and
     /// the reasons of the ended records it still holds.
     pub fn truth(&mut self) -> (Picture, Vec<(String, OpenKey)>) {
-        let cfg = ControllerConfig::new("truth", "alice");
+        let cfg = ControllerConfig::new(ServerName::sanitized("truth"), "alice");
         let link = self.connect(cfg, None);
         self.links.push(link);
         let i = self.links.len() - 1;

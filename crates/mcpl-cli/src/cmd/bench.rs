@@ -17,7 +17,7 @@ pub fn run(quick: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let exe = std::env::current_exe().context("finding the mcpl binary for row 4's servers")?;
-    let mut progress = Progress::new(6);
+    let mut progress = Progress::new(8);
     let report = mcpl_bench::run(&BenchConfig { quick, exe }, &mut progress);
     print!("{}", report.markdown());
     if let (Some(path), Some(chart)) = (std::env::var_os("MCPL_BENCH_SVG"), &report.chart) {

@@ -309,7 +309,8 @@ async fn session(
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    tokio::time::timeout(Duration::from_secs(30), surface.wait_connected("arcade", 2))
+    let arcade = mcpl_host::ServerName::sanitized("arcade");
+    tokio::time::timeout(Duration::from_secs(30), surface.wait_connected(&arcade, 2))
         .await
         .context("the surface did not reconnect within 30 s")?;
     println!("(the surface reconnected; nothing was re-opened)\n");

@@ -2,10 +2,11 @@
 //! declares: its manifest members of RFC-014, its tools with their hints, what is open and
 //! what ended. A read-only look: it opens and closes nothing.
 
+use crate::cmd::connect::ConnectFlags;
 use anyhow::{Context, bail};
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{ListResult, PRESENCE_KEY, TOOLSET_KEY, VISIBLE_KEY};
-use mcpl_rpc::{Events, Limits, Peer, PeerConfig, RequestOptions, Transport};
+use mcpl_rpc::{ClientOptions, Events, Peer, PeerConfig, RequestOptions, Transport};
 use mcpl_surface::{ServerSpec, Target};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -17,27 +18,31 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 /// The most `tools/list` pages read before giving up on a server that never stops paging.
 const MAX_PAGES: usize = 1000;
 
-/// Run `mcpl inspect SPEC`.
-pub fn run(spec: String) -> anyhow::Result<ExitCode> {
+/// Run `mcpl inspect SPEC`, reaching a network server with `connect`'s credentials,
+/// headers and CA.
+pub fn run(spec: String, connect: ConnectFlags) -> anyhow::Result<ExitCode> {
     let spec = ServerSpec::parse(&spec).with_context(|| format!("server spec `{spec}`"))?;
+    let networked = matches!(spec.target, Target::WebSocket(_) | Target::Http(_));
+    if connect.any() && !networked {
+        bail!("`--token`, `--header` and `--ca` apply to ws(s):// and http(s):// servers");
+    }
+    let options = connect.client_options()?;
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
-    let report = runtime.block_on(inspect(spec))?;
+    let report = runtime.block_on(inspect(spec, options))?;
     print!("{report}");
     Ok(ExitCode::SUCCESS)
 }
 
 /// Connects, reads everything a host reads at connect time, and renders it.
-async fn inspect(spec: ServerSpec) -> anyhow::Result<String> {
+async fn inspect(spec: ServerSpec, options: ClientOptions) -> anyhow::Result<String> {
     // Keeps the embedded arcade alive while we talk to it.
     let mut _embedded = None;
     let transport = match &spec.target {
         Target::Command(line) => {
             Transport::child_shell(line, mcpl_rpc::transport::child::StderrMode::Discard)?
         }
-        Target::WebSocket(url) => {
-            mcpl_rpc::transport::ws::connect(url, &[], Limits::default()).await?
-        }
-        Target::Http(url) => mcpl_rpc::transport::http::connect(url, &[], Limits::default())?,
+        Target::WebSocket(url) => mcpl_rpc::transport::ws::connect_with(url, &options).await?,
+        Target::Http(url) => mcpl_rpc::transport::http::connect_with(url, &options)?,
         Target::Embedded => {
             let (ours, theirs) = Transport::memory_pair();
             let server = mcpl_arcade::start(mcpl_arcade::ArcadeConfig::default())?;

@@ -4,6 +4,7 @@
 pub mod arcade;
 pub mod bench;
 pub mod conformance;
+pub mod connect;
 pub mod demo;
 pub mod inspect;
 pub mod surface;

@@ -53,7 +53,8 @@ impl EmbeddedConnector {
             return Ok(a.clone());
         }
         let a = Arc::new(
-            mcpl_arcade::start(self.config).map_err(|e| ConnectError::Transport(e.to_string()))?,
+            mcpl_arcade::start(self.config.clone())
+                .map_err(|e| ConnectError::Transport(e.to_string()))?,
         );
         *slot = Some(a.clone());
         Ok(a)
@@ -88,7 +89,7 @@ impl Connector for EmbeddedConnector {
 }
 
 /// What `mcpl surface` was given.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Options {
     /// `--server` values.
     pub servers: Vec<String>,
@@ -96,10 +97,14 @@ pub struct Options {
     pub config: Option<PathBuf>,
     /// `--inline-cap BYTES`.
     pub inline_cap: Option<usize>,
+    /// `--static-limit N`.
+    pub static_limit: usize,
     /// `--listen http://ADDR`.
     pub listen: Option<String>,
     /// `--token TOKEN`.
     pub token: Option<String>,
+    /// `--ca FILE`: trusted for every URL server that names no `ca` of its own.
+    pub ca: Option<PathBuf>,
 }
 
 /// The surface's configuration from the options: the config file's servers, then the
@@ -123,10 +128,16 @@ fn surface_config(opts: &Options) -> anyhow::Result<SurfaceConfig> {
             servers.push(spec);
         }
     }
+    if let Some(ca) = &opts.ca {
+        for spec in servers.iter_mut().filter(|s| s.ca.is_none()) {
+            spec.ca = Some(ca.clone());
+        }
+    }
     let mut config = SurfaceConfig::new(servers);
     if let Some(cap) = opts.inline_cap.or(cap) {
         config.inline_cap = Some(cap);
     }
+    config.static_limit = opts.static_limit;
     Ok(config)
 }
 

@@ -18,12 +18,32 @@ pub(crate) struct Ctx<'a> {
     pub options: &'a Options,
     pub transcript: Transcript,
     pub nonce: u32,
+    /// The checked rule's host expectations: a vector's `expect.host` in the vector file
+    /// (`Null` when it has none, so each expectation read fails, naming it), or for a host
+    /// rule (not a vector, so not in the file) [`host_rule_expect`].
+    pub wants: Value,
+    /// The checked rule's id.
+    pub rule: &'static str,
+}
+
+/// The expectations of the host rules (`h01` ...), which are not vectors and so not in the
+/// vector file: the same keys the vectors' `expect.host` use.
+pub(crate) fn host_rule_expect() -> Value {
+    json!({
+        "recoveryReads": [methods::TOOLS_LIST, methods::TOOLSETS_LIST],
+        "refusalIsError": true,
+        "reachesServer": true,
+        "instanceMeta": "mcpl/instance",
+    })
 }
 
 /// A started scripted server and host, connected.
 pub(super) struct Run {
     pub(super) server: ScriptedServer,
     pub(super) agent: Agent,
+    /// The rule's host expectations (see [`Ctx::wants`]).
+    pub(super) wants: Value,
+    rule: &'static str,
 }
 
 impl Ctx<'_> {
@@ -50,7 +70,12 @@ impl Ctx<'_> {
         if !server.wait_count(1, method, 1, wait).await {
             fail!("after connecting, the host did not send {method} within {wait:?} (H28)");
         }
-        Ok(Run { server, agent })
+        Ok(Run {
+            server,
+            agent,
+            wants: self.wants.clone(),
+            rule: self.rule,
+        })
     }
 
     /// Starts the host once against a fresh world and stops it.
@@ -70,6 +95,55 @@ impl Ctx<'_> {
 }
 
 impl Run {
+    /// The expectation `key` of this rule; a missing one fails the check, naming it.
+    pub(super) fn want(&self, key: &str) -> Step<Value> {
+        match self.wants.get(key) {
+            Some(v) => Ok(v.clone()),
+            None => fail!(
+                "conformance/vectors.json has no expectation {} expect.host.{key}",
+                self.rule
+            ),
+        }
+    }
+
+    /// The expectation `key`, a boolean.
+    pub(super) fn want_bool(&self, key: &str) -> Step<bool> {
+        match self.want(key)? {
+            Value::Bool(b) => Ok(b),
+            other => fail!(
+                "{} expect.host.{key} should be a boolean, it is {other}",
+                self.rule
+            ),
+        }
+    }
+
+    /// The expectation `key`, a string.
+    pub(super) fn want_str(&self, key: &str) -> Step<String> {
+        match self.want(key)? {
+            Value::String(s) => Ok(s),
+            other => fail!(
+                "{} expect.host.{key} should be a string, it is {other}",
+                self.rule
+            ),
+        }
+    }
+
+    /// The expectation `key`, an array of strings.
+    pub(super) fn want_strs(&self, key: &str) -> Step<Vec<String>> {
+        let v = self.want(key)?;
+        match v.as_array().and_then(|a| {
+            a.iter()
+                .map(|x| x.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+        }) {
+            Some(list) => Ok(list),
+            None => fail!(
+                "{} expect.host.{key} should be an array of strings",
+                self.rule
+            ),
+        }
+    }
+
     /// Fails unless the host offers the meta-tools the check needs.
     pub(super) fn needs(&self, tools: &[&str]) -> Step {
         let missing: Vec<_> = tools.iter().filter(|t| !self.agent.offers(t)).collect();
@@ -90,17 +164,23 @@ impl Run {
         wait: Duration,
         why: &str,
     ) -> Step {
-        let tl = self
-            .server
-            .wait_count(conn, methods::TOOLS_LIST, before.0 + 1, wait)
-            .await;
-        let ts = self
-            .server
-            .wait_count(conn, methods::TOOLSETS_LIST, before.1 + 1, wait)
-            .await;
+        let reads = self.want_strs("recoveryReads")?;
+        let mut missing = Vec::new();
+        for method in &reads {
+            let least = if method == methods::TOOLS_LIST {
+                before.0 + 1
+            } else if method == methods::TOOLSETS_LIST {
+                before.1 + 1
+            } else {
+                self.server.count(conn, method) + 1
+            };
+            if !self.server.wait_count(conn, method, least, wait).await {
+                missing.push(method.clone());
+            }
+        }
         ensure!(
-            tl && ts,
-            "{why}: the host should re-read tools/list and toolsets/list (§6.1 recovery); within {wait:?} it re-read tools/list: {tl}, toolsets/list: {ts}"
+            missing.is_empty(),
+            "{why}: the host should re-read {reads:?} (§6.1 recovery); within {wait:?} it did not re-read {missing:?}"
         );
         Ok(())
     }
@@ -118,8 +198,9 @@ impl Run {
             after == before,
             "{why}, so the host must hold or refuse the agent's act {act}; it sent tools/call {tool} to the server"
         );
+        let refusal = self.want_bool("refusalIsError")?;
         ensure!(
-            crate::wire::is_error(&answer),
+            crate::wire::is_error(&answer) == refusal,
             "{why}; the host's answer to the act {act} should be a refusal (a tool error), it was {}",
             crate::wire::brief(&answer)
         );
@@ -131,8 +212,9 @@ impl Run {
     pub(super) async fn expect_reaches(&mut self, tool: &str, act: Value, why: &str) -> Step {
         let before = calls_of(&self.server, tool);
         let answer = self.agent.call(super::agent::META_ACT, act.clone()).await?;
+        let reaches = self.want_bool("reachesServer")?;
         ensure!(
-            calls_of(&self.server, tool) > before,
+            (calls_of(&self.server, tool) > before) == reaches,
             "{why}, so the agent's act {act} must reach the server; the host answered {} without sending tools/call {tool}",
             crate::wire::brief(&answer)
         );

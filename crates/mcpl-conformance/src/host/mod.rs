@@ -26,12 +26,18 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
     let nonce = std::process::id() % 100_000;
     // Start the host once first: one that cannot start or never connects fails every check
     // at once, with one transcript.
+    let vectors = options
+        .vectors
+        .clone()
+        .unwrap_or_else(|| std::sync::Arc::new(crate::data::VectorFile::embedded()));
     let preflight = Transcript::new();
     let cx = checks::Ctx {
         target: &target,
         options: &options,
         transcript: preflight.clone(),
         nonce,
+        wants: checks::host_rule_expect(),
+        rule: "preflight",
     };
     if let Err(Verdict::Fail(why) | Verdict::NotApplicable(why)) = cx.preflight().await {
         for rule in host_rules().filter(|r| options.selects(r.id)) {
@@ -46,11 +52,21 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
     for rule in host_rules().filter(|r| options.selects(r.id)) {
         let started = Instant::now();
         let transcript = Transcript::new();
+        let wants = match vectors.get(rule.id) {
+            Some(v) => v
+                .expect
+                .get("host")
+                .cloned()
+                .unwrap_or(serde_json::Value::Null),
+            None => checks::host_rule_expect(),
+        };
         let mut cx = checks::Ctx {
             target: &target,
             options: &options,
             transcript: transcript.clone(),
             nonce,
+            wants,
+            rule: rule.id,
         };
         let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
         let outcome = match step {

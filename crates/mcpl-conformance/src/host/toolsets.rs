@@ -4,7 +4,7 @@
 use super::agent::{META_ACT, META_CLOSE, META_OPEN};
 use super::checks::{Ctx, reveal};
 use super::server::{Command, World};
-use crate::fixture::{ECHO, FLAT, FLAT_TOOL, GROUP, GROUPED, INSTANCED, REVEAL, REVEALED};
+use crate::fixture::{ECHO, FLAT, FLAT_TOOL, GROUP, GROUPED, INSTANCED, REVEALED};
 use crate::verdict::{Step, ensure, fail};
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::check_name;
@@ -14,13 +14,14 @@ pub(super) async fn h12(cx: &mut Ctx<'_>) -> Step {
     let mut world = World::new();
     world.tool_hints = false;
     let mut run = cx.start(world).await?;
+    // Sync point: a host that forwarded the open answers the agent only once the server
+    // answered it, so by the host's answer a forwarded toolsets/open has been recorded.
     if run.agent.offers(META_OPEN) {
         let _ = run
             .agent
             .call(META_OPEN, json!({"toolset": INSTANCED}))
             .await;
     }
-    tokio::time::sleep(cx.quiet()).await;
     let sent: Vec<_> = run
         .server
         .seen()
@@ -70,7 +71,9 @@ pub(super) async fn h29(cx: &mut Ctx<'_>) -> Step {
     run.agent
         .call(META_CLOSE, json!({"toolset": GROUP}))
         .await?;
-    tokio::time::sleep(cx.quiet()).await;
+    // Sync point: the host answers the agent's open and close only after the server answered
+    // what it forwarded, so by then any toolsets/open or close has been recorded. The check
+    // ends at those answers; its positive control is a declared toolset's open below.
     let sent: Vec<_> = run
         .server
         .seen()
@@ -81,6 +84,11 @@ pub(super) async fn h29(cx: &mut Ctx<'_>) -> Step {
     ensure!(
         sent.is_empty(),
         "the host must keep an undeclared group's state itself and send no toolsets/open or close for it (H29): {sent:?}"
+    );
+    run.agent.call(META_OPEN, json!({"toolset": FLAT})).await?;
+    ensure!(
+        run.server.count(1, methods::TOOLSETS_OPEN) == 1,
+        "positive control: the agent's open of the declared {FLAT} must reach the server by the host's answer; it did not"
     );
     run.stop().await;
     Ok(())
@@ -133,9 +141,11 @@ pub(super) async fn h64(cx: &mut Ctx<'_>) -> Step {
     let Some(echo) = run.call_arrives(ECHO, cx.wait()).await else {
         fail!("the agent's act on {ECHO} in `{instance}` never reached the server");
     };
+    let key = run.want_str("instanceMeta")?;
+    let pointer = format!("/_meta/{}", key.replace('~', "~0").replace('/', "~1"));
     ensure!(
-        echo.pointer("/_meta/mcpl~1instance") == Some(&json!(instance)),
-        "a call to a tool of an instanced toolset must carry _meta[\"mcpl/instance\"] = `{instance}` (§4.3): {echo}"
+        echo.pointer(&pointer) == Some(&json!(instance)),
+        "a call to a tool of an instanced toolset must carry _meta[\"{key}\"] = `{instance}` (§4.3): {echo}"
     );
     run.agent
         .call(META_ACT, json!({"tool": FLAT_TOOL, "args": {}}))
@@ -212,9 +222,11 @@ pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
         "the host never told the agent the ended record e-{} (its reason `{mark}` appeared in no meta-tool result or notifications/message); an ended record is told once (§5.3, H48)",
         cx.nonce
     );
+    let once =
+        usize::try_from(run.want("toldTimes")?.as_u64().unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
     ensure!(
-        told == 1,
-        "the ended record e-{} was told to the agent {told} times across a reconnect; once per id (§5.3, H48)",
+        told == once,
+        "the ended record e-{} was told to the agent {told} times across a reconnect; {once} per id (§5.3, H48)",
         cx.nonce
     );
     run.stop().await;
@@ -270,10 +282,12 @@ pub(super) async fn v21(cx: &mut Ctx<'_>) -> Step {
         !names.iter().any(|n| ends(n, ECHO)),
         "{ECHO} has mcpl/toolset and mcpl/presence static; it is dynamic and stays out of the header (§4.1, H10): {names:?}"
     );
-    ensure!(
-        names.iter().any(|n| ends(n, REVEAL)),
-        "the static tool {REVEAL} belongs in the header: {names:?}"
-    );
+    for tool in run.want_strs("headerTools")? {
+        ensure!(
+            names.iter().any(|n| ends(n, &tool)),
+            "the static tool {tool} belongs in the header: {names:?}"
+        );
+    }
     run.stop().await;
     Ok(())
 }

@@ -81,6 +81,26 @@ impl Seen {
         }
     }
 
+    /// Its params (a notification's or request's), or a late answer's outcome.
+    pub fn params(&self) -> Value {
+        match self {
+            Seen::Notification { params, .. } | Seen::Push { params } => params.clone(),
+            Seen::Request { .. } => Value::Null,
+            Seen::Late { outcome, .. } => outcome.clone(),
+        }
+    }
+
+    /// What carried it, as the vector file names carriers: the notification's method,
+    /// `push/event`, `request METHOD`, or `late result`.
+    pub fn carrier(&self) -> String {
+        match self {
+            Seen::Notification { method, .. } => method.clone(),
+            Seen::Push { .. } => methods::PUSH_EVENT.to_owned(),
+            Seen::Request { method } => format!("request {method}"),
+            Seen::Late { .. } => "late result".to_owned(),
+        }
+    }
+
     /// A short description for failure messages.
     pub fn describe(&self) -> String {
         match self {
@@ -354,6 +374,21 @@ impl Conn {
         }
     }
 
+    /// A sync point instead of a quiet window: sends `tools/list` and takes in everything the
+    /// server sent before its answer. A server handles one connection's requests in order, so
+    /// what it sent while handling an earlier request is read by then; and the list's
+    /// `_meta["mcpl/rev"]` is the last rev the server took (§6.1), so a hint batch it issued
+    /// before answering shows there even if its carrier is still on the way. Returns the
+    /// list's rev.
+    pub async fn sync(&mut self) -> Step<Option<u64>> {
+        let list = self.request(methods::TOOLS_LIST, json!({})).await?;
+        while let Some(event) = self.events.try_recv() {
+            self.handle(Some(event));
+        }
+        self.check_frames()?;
+        Ok(crate::wire::list_rev(&list))
+    }
+
     /// Everything the server sent on its own and no check took yet.
     pub fn inbox(&self) -> &[Seen] {
         &self.inbox
@@ -565,17 +600,24 @@ async fn connect(target: &ServerTarget) -> Result<Transport, String> {
             Transport::child(command, StderrMode::Discard, Limits::default())
                 .map_err(|e| e.to_string())
         }
-        ServerTarget::Url { url, token } => {
+        ServerTarget::Url {
+            url,
+            token,
+            headers: extra,
+        } => {
             if !url.starts_with("ws://") {
                 return Err(format!(
                     "`{url}`: only ws:// URLs are supported by this suite so far"
                 ));
             }
             let bearer = token.as_ref().map(|t| format!("Bearer {t}"));
-            let headers: Vec<(&str, &str)> = bearer
-                .as_deref()
-                .map(|b| vec![("Authorization", b)])
-                .unwrap_or_default();
+            let mut headers: Vec<(&str, &str)> = extra
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
+            if let Some(bearer) = bearer.as_deref() {
+                headers.push(("Authorization", bearer));
+            }
             mcpl_rpc::transport::ws::connect(url, &headers, Limits::default())
                 .await
                 .map_err(|e| e.to_string())

@@ -104,10 +104,14 @@ pub(super) async fn v31(cx: &mut Ctx<'_>) -> Step {
 async fn check_removal(cx: &Ctx<'_>, conn: &mut Conn, r: &Value) -> Step {
     // The close may ride in the call's result or follow on a push or tools/hints: §5.1 names
     // no carrier.
+    let state = cx.want().str("closedState")?;
+    let domain = cx.want().str("manifestDomain")?;
     let closes = |h: &Value| {
         toolset_entries(h)
             .into_iter()
-            .find(|e| e.get("toolset") == Some(&json!(FLAT)) && state_of(Some(e)) == Some("closed"))
+            .find(|e| {
+                e.get("toolset") == Some(&json!(FLAT)) && state_of(Some(e)) == Some(state.as_str())
+            })
             .cloned()
     };
     let wait = cx.options.wait;
@@ -133,12 +137,12 @@ async fn check_removal(cx: &Ctx<'_>, conn: &mut Conn, r: &Value) -> Step {
             matches!(s, Seen::Notification { method, params }
                 if method == methods::MANIFEST_CHANGED
                 && params.get("domains").and_then(Value::as_array)
-                    .is_some_and(|d| d.iter().any(|x| x == "toolsets")))
+                    .is_some_and(|d| d.iter().any(|x| x == domain.as_str())))
         })
         .await;
     ensure!(
         changed.is_some(),
-        "removing a declaration changes the manifest: mcpl/manifestChanged naming the domain toolsets should follow (§5.1)"
+        "removing a declaration changes the manifest: mcpl/manifestChanged naming the domain {domain} should follow (§5.1)"
     );
     let manifest = conn.request(methods::MANIFEST, json!({})).await?;
     ensure!(
@@ -177,9 +181,10 @@ pub(super) async fn v32(cx: &mut Ctx<'_>) -> Step {
     let mut b = cx.open(Profile::hinted()).await?;
     list_tools(&mut b).await?;
     let list = toolsets_list(&mut b).await?;
+    let member = cx.want().str("recordNames")?;
     let found = ended_records(&list)
         .iter()
-        .any(|r| r.get("instance").and_then(Value::as_str) == Some(instance.as_str()));
+        .any(|r| r.get(&member).and_then(Value::as_str) == Some(instance.as_str()));
     ensure!(
         found,
         "B reconnected after `{instance}` ended on A; B's toolsets/list must carry its ended record (§5.3): {}",

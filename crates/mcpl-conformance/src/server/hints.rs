@@ -31,6 +31,9 @@ pub(super) async fn v01(cx: &mut Ctx<'_>) -> Step {
     }
     let tools = list_tools(&mut conn).await?;
     require_tools(&tools, &CONTRACT_TOOLS)?;
+    let required = cx.want().strs("listedTools")?;
+    let required: Vec<&str> = required.iter().map(String::as_str).collect();
+    require_tools(&tools, &required)?;
     // The invisible tool and the closed toolset's tools are listed all the same.
     let revealed = listed(&tools, REVEALED).unwrap_or(&Value::Null);
     ensure!(
@@ -118,6 +121,8 @@ const CONTRACT_TOOLS: [&str; 11] = [
 pub(super) async fn v02(cx: &mut Ctx<'_>) -> Step {
     let (mut conn, _) = cx.connected(Profile::hinted()).await?;
     let before = conn.last_rev();
+    let visible = cx.want().bool("revealedVisible")?;
+    let step = cx.want().u64("revStep")?;
     let result = conn.call(REVEAL, json!({"visible": true}), None).await?;
     ensure!(!is_error(&result), "{REVEAL} failed: {}", brief(&result));
     let Some(h) = result_hints(&result) else {
@@ -126,23 +131,30 @@ pub(super) async fn v02(cx: &mut Ctx<'_>) -> Step {
         );
     };
     ensure!(
-        states_visible(h, REVEALED, None) == Some(true),
-        "the {REVEAL} result's hints do not state {REVEALED} visible: {}",
+        states_visible(h, REVEALED, None) == Some(visible),
+        "the {REVEAL} result's hints do not state {REVEALED} visible: {visible}: {}",
         brief(h)
     );
     ensure!(
-        rev_of(h) == Some(before + 1),
+        rev_of(h) == Some(before + step),
         "the {REVEAL} result's hints carry rev {:?}; rev {} was next",
         rev_of(h),
-        before + 1
+        before + step
     );
-    let quiet = cx.options.quiet;
-    if let Some(seen) = conn.wait_for(quiet, |s| s.hints().is_some()).await {
+    // Sync point: by the answer to a later request, anything the server sent for the call
+    // has been read, and any hint batch it issued shows in the list's rev.
+    let synced = conn.sync().await?;
+    if let Some(seen) = conn.inbox().iter().find(|s| s.hints().is_some()) {
         fail!(
             "a call's consequences belong in its result only (§6.2), but the server also sent {}",
             seen.describe()
         );
     }
+    ensure!(
+        synced == rev_of(h),
+        "a call's consequences belong in its result only (§6.2): the result took rev {:?}, but by the next tools/list the server had taken rev {synced:?}",
+        rev_of(h)
+    );
     conn.check_revs()?;
     conn.close().await;
     Ok(())
@@ -158,6 +170,12 @@ pub(super) async fn v03(cx: &mut Ctx<'_>) -> Step {
             "{LATER} should change {REVEALED}'s visibility as something else's consequence, but no hints about it arrived within {wait:?}"
         );
     };
+    let carrier = cx.want().str("carrier")?;
+    ensure!(
+        seen.carrier() == carrier,
+        "with pushEvents granted, something else's change should ride a {carrier} (§6.2); it came as {}",
+        seen.describe()
+    );
     let Seen::Push { params } = &seen else {
         fail!(
             "with pushEvents granted, something else's change should ride a push/event (§6.2); it came as {}",
@@ -170,8 +188,9 @@ pub(super) async fn v03(cx: &mut Ctx<'_>) -> Step {
         brief(params)
     );
     let h = seen.hints().unwrap_or(&Value::Null);
+    let visible = cx.want().bool("revealedVisible")?;
     ensure!(
-        states_visible(h, REVEALED, None) == Some(true),
+        states_visible(h, REVEALED, None) == Some(visible),
         "the push's hints do not state {REVEALED} visible: {}",
         brief(h)
     );
@@ -209,8 +228,9 @@ pub(super) async fn v04(cx: &mut Ctx<'_>) -> Step {
     toolsets_list(&mut conn).await?;
     conn.check_revs()?;
     let carriers = conn.revs().len();
+    let least = usize::try_from(cx.want().u64("leastHintedMessages")?).unwrap_or(usize::MAX);
     ensure!(
-        carriers >= 6,
+        carriers >= least,
         "expected six hinted messages (list, open, call, push, close, list); read {carriers}: {:?}",
         conn.revs()
     );
@@ -229,18 +249,18 @@ pub(super) async fn v07(cx: &mut Ctx<'_>) -> Step {
         .await?;
     let h = result_hints(&open).unwrap_or(&Value::Null);
     let def = tool_entry(h, ECHO, Some(&instance)).and_then(|e| e.get("definition"));
+    let member = cx.want().str("definitionHas")?;
     ensure!(
-        def.is_some_and(|d| d.get("inputSchema").is_some()),
-        "the open's hints carry no per-instance definition of {ECHO} (with inputSchema) for `{instance}`: {}",
+        def.is_some_and(|d| d.get(&member).is_some()),
+        "the open's hints carry no per-instance definition of {ECHO} (with {member}) for `{instance}`: {}",
         brief(h)
     );
-    let quiet = cx.options.quiet;
-    if let Some(seen) = conn
-        .wait_for(quiet, |s| {
-            matches!(s, Seen::Notification { method, .. } if method == methods::TOOLS_LIST_CHANGED)
-        })
-        .await
-    {
+    // Sync point: by the answer to a later request, a list_changed sent for the open has
+    // been read.
+    conn.sync().await?;
+    if let Some(seen) = conn.inbox().iter().find(
+        |s| matches!(s, Seen::Notification { method, .. } if method == methods::TOOLS_LIST_CHANGED),
+    ) {
         fail!(
             "a dynamic tool's definition travels in hints; the server sent {} as well",
             seen.describe()
@@ -311,9 +331,10 @@ pub(super) async fn v11(cx: &mut Ctx<'_>) -> Step {
     let Some(push) = conn.wait_for(wait, about_revealed).await else {
         fail!("no hints about {REVEALED} arrived within {wait:?} after {LATER}");
     };
+    let carrier = cx.want().str("carrier")?;
     ensure!(
-        matches!(push, Seen::Push { .. }),
-        "the change should ride a push/event with pushEvents granted; it came as {}",
+        push.carrier() == carrier,
+        "the change should ride a {carrier} with pushEvents granted; it came as {}",
         push.describe()
     );
     let quiet = cx.options.quiet;
@@ -325,9 +346,10 @@ pub(super) async fn v11(cx: &mut Ctx<'_>) -> Step {
     }
     let list = toolsets_list(&mut conn).await?;
     let h = result_hints(&list).unwrap_or(&Value::Null);
+    let visible = cx.want().bool("statedVisible")?;
     ensure!(
-        states_visible(h, REVEALED, None) == Some(true),
-        "after the refused push the server's statement should still show {REVEALED} visible: {}",
+        states_visible(h, REVEALED, None) == Some(visible),
+        "after the refused push the server's statement should still show {REVEALED} visible: {visible}: {}",
         brief(h)
     );
     conn.check_revs()?;
@@ -345,9 +367,13 @@ pub(super) async fn v15(cx: &mut Ctx<'_>) -> Step {
             .unwrap_or("static")
             .to_owned()
     };
+    let (from, to) = (
+        cx.want().str("startPresence")?,
+        cx.want().str("movedPresence")?,
+    );
     ensure!(
-        presence(&tools) == "static",
-        "{MOVER} should start static; tools/list says {}",
+        presence(&tools) == from,
+        "{MOVER} should start {from}; tools/list says {}",
         presence(&tools)
     );
     let moved = conn
@@ -355,8 +381,8 @@ pub(super) async fn v15(cx: &mut Ctx<'_>) -> Step {
         .await?;
     let h = result_hints(&moved).unwrap_or(&Value::Null);
     ensure!(
-        tool_entry(h, MOVER, None).and_then(|e| e.get("presence")) == Some(&json!("dynamic")),
-        "the {MOVE} result should carry a hint entry moving {MOVER} to dynamic: {}",
+        tool_entry(h, MOVER, None).and_then(|e| e.get("presence")) == Some(&json!(to)),
+        "the {MOVE} result should carry a hint entry moving {MOVER} to {to}: {}",
         brief(&moved)
     );
     // §4.2: until the host applies the move, the tool keeps working where it is.
@@ -368,15 +394,15 @@ pub(super) async fn v15(cx: &mut Ctx<'_>) -> Step {
     );
     let after = list_tools(&mut conn).await?;
     ensure!(
-        presence(&after) == "dynamic",
-        "tools/list should show {MOVER} as dynamic after the move; it says {}",
+        presence(&after) == to,
+        "tools/list should show {MOVER} as {to} after the move; it says {}",
         presence(&after)
     );
     conn.call(MOVE, json!({"presence": "static"}), None).await?;
     let back = list_tools(&mut conn).await?;
     ensure!(
-        presence(&back) == "static",
-        "tools/list should show {MOVER} static after moving it back; it says {}",
+        presence(&back) == from,
+        "tools/list should show {MOVER} {from} after moving it back; it says {}",
         presence(&back)
     );
     conn.check_revs()?;
@@ -449,14 +475,16 @@ pub(super) async fn v28(cx: &mut Ctx<'_>) -> Step {
         );
     };
     let h = seen.hints().unwrap_or(&Value::Null);
+    let visible = cx.want().bool("revealedVisible")?;
     ensure!(
-        states_visible(h, REVEALED, None) == Some(true),
-        "the hints after the cancelled call do not state {REVEALED} visible: {}",
+        states_visible(h, REVEALED, None) == Some(visible),
+        "the hints after the cancelled call do not state {REVEALED} visible: {visible}: {}",
         seen.describe()
     );
+    let carriers = cx.want().strs("carriers")?;
     ensure!(
-        matches!(&seen, Seen::Notification { .. } | Seen::Late { .. }),
-        "the cancelled call's consequences should go as tools/hints: {}",
+        carriers.contains(&seen.carrier()),
+        "the cancelled call's consequences should go as one of {carriers:?}: {}",
         seen.describe()
     );
     conn.check_revs()?;
@@ -475,6 +503,12 @@ pub(super) async fn v29(cx: &mut Ctx<'_>) -> Step {
     let Some(first) = conn.wait_for(wait, about_revealed).await else {
         fail!("no hints about {REVEALED} arrived within {wait:?} after {LATER}");
     };
+    let carrier = cx.want().str("carrier")?;
+    ensure!(
+        first.carrier() == carrier,
+        "the change should ride a {carrier} with pushEvents granted; it came as {}",
+        first.describe()
+    );
     let Seen::Push { params } = &first else {
         fail!(
             "the change should ride a push/event with pushEvents granted; it came as {}",
@@ -553,9 +587,10 @@ pub(super) async fn v33(cx: &mut Ctx<'_>) -> Step {
             "without a pushEvents grant, {LATER}'s change should arrive as tools/hints; nothing arrived within {wait:?}"
         );
     };
+    let carrier = cx.want().str("carrier")?;
     ensure!(
-        matches!(&seen, Seen::Notification { method, .. } if method == methods::TOOLS_HINTS),
-        "without a pushEvents grant the change must come as tools/hints (§6.2); it came as {}",
+        seen.carrier() == carrier,
+        "without a pushEvents grant the change must come as {carrier} (§6.2); it came as {}",
         seen.describe()
     );
     conn.check_revs()?;

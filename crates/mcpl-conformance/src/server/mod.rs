@@ -10,6 +10,7 @@ mod ended;
 mod hints;
 mod names;
 mod statement;
+mod steps;
 mod toolsets;
 
 use crate::catalog::{Rule, Side, VECTORS};
@@ -82,6 +83,7 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
             opened: 0,
             nonce,
             vectors: &vectors,
+            vector: rule.id,
         };
         let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
         let outcome = match step {
@@ -110,6 +112,8 @@ pub(crate) struct Ctx<'a> {
     opened: usize,
     pub(crate) nonce: u32,
     vectors: &'a VectorFile,
+    /// The vector being checked.
+    vector: &'static str,
 }
 
 impl Ctx<'_> {
@@ -136,6 +140,20 @@ impl Ctx<'_> {
         Ok((conn, tools))
     }
 
+    /// The checked vector's server expectations in the vector file.
+    pub(crate) fn want(&self) -> crate::data::Wants<'_> {
+        crate::data::Wants {
+            file: self.vectors,
+            id: self.vector,
+            side: "server",
+        }
+    }
+
+    /// How long a check waits for what must arrive.
+    pub(crate) fn wait(&self) -> std::time::Duration {
+        self.options.wait
+    }
+
     /// An instance name unique to this run: `TAG-NONCE`.
     fn name(&self, tag: &str) -> String {
         format!("{tag}-{}", self.nonce)
@@ -145,7 +163,7 @@ impl Ctx<'_> {
 /// Runs one check: the vector's steps from the vector file, then its coded check.
 async fn run_check(rule: &Rule, cx: &mut Ctx<'_>) -> Step {
     let vectors = cx.vectors;
-    crate::data::run_steps(cx, vectors, rule.id).await?;
+    steps::run_steps(cx, vectors, rule.id).await?;
     match rule.id {
         "v01" => hints::v01(cx).await,
         "v02" => hints::v02(cx).await,

@@ -148,8 +148,9 @@ pub(super) async fn v09(cx: &mut Ctx<'_>) -> Step {
         );
     }
     let again = open(&mut b, &instance).await?;
+    let adopted = cx.want().bool("adopted")?;
     ensure!(
-        again.get("adopted") == Some(&json!(true)),
+        again.get("adopted") == Some(&json!(adopted)),
         "re-opening the kept instance `{instance}` should adopt it: {}",
         brief(&again)
     );
@@ -203,15 +204,19 @@ pub(super) async fn v14(cx: &mut Ctx<'_>) -> Step {
     let instance = cx.name("v14");
     open(&mut a, &instance).await?;
     let wait = cx.options.wait;
-    let about = |state: &'static str, inst: String| {
+    let (opened, closed) = (cx.want().str("openState")?, cx.want().str("closedState")?);
+    let about = |state: String, inst: String| {
         move |s: &Seen| {
             s.hints()
-                .is_some_and(|h| state_of(instance_entry(h, &inst)) == Some(state))
+                .is_some_and(|h| state_of(instance_entry(h, &inst)) == Some(state.as_str()))
         }
     };
-    let Some(seen) = b.wait_for(wait, about("open", instance.clone())).await else {
+    let Some(seen) = b
+        .wait_for(wait, about(opened.clone(), instance.clone()))
+        .await
+    else {
         fail!(
-            "the open of `{instance}` on connection A never reached connection B as a toolsets entry with state open (§5.6)"
+            "the open of `{instance}` on connection A never reached connection B as a toolsets entry with state {opened} (§5.6)"
         );
     };
     let h = seen.hints().unwrap_or(&Value::Null);
@@ -222,11 +227,11 @@ pub(super) async fn v14(cx: &mut Ctx<'_>) -> Step {
         seen.describe()
     );
     close(&mut a, &instance).await?;
-    if b.wait_for(wait, about("closed", instance.clone()))
+    if b.wait_for(wait, about(closed.clone(), instance.clone()))
         .await
         .is_none()
     {
-        fail!("the close of `{instance}` on A never reached B as state closed");
+        fail!("the close of `{instance}` on A never reached B as state {closed}");
     }
     a.check_revs()?;
     b.check_revs()?;

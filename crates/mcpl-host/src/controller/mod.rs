@@ -27,6 +27,7 @@ pub use snapshot::{
 
 use crate::config::ControllerConfig;
 use crate::error::Error;
+use crate::names::{InstanceName, ToolsetName};
 use recovery::Recovery;
 use rev::RevOrder;
 
@@ -134,23 +135,23 @@ pub enum Effect {
 }
 
 /// A request to open a declared toolset (§5.2).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OpenRequest {
     /// The toolset.
-    pub toolset: String,
+    pub toolset: ToolsetName,
     /// The proposed instance name (instanced toolsets only).
-    pub instance: Option<String>,
+    pub instance: Option<InstanceName>,
     /// Options, checked by the server against the declared schema.
     pub options: Option<Value>,
 }
 
 /// A request to close a declared toolset or one of its instances (§5.2).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CloseRequest {
     /// The toolset.
-    pub toolset: String,
+    pub toolset: ToolsetName,
     /// The instance (required for instanced toolsets, Appendix B.10).
-    pub instance: Option<String>,
+    pub instance: Option<InstanceName>,
 }
 
 /// A `tools/call` to send.
@@ -159,7 +160,7 @@ pub struct CallRequest {
     /// The tool's listed name.
     pub tool: String,
     /// The instance; sent as `mcpl/instance` only when the toolset is instanced (§4.3).
-    pub instance: Option<String>,
+    pub instance: Option<InstanceName>,
     /// The arguments.
     pub args: Map<String, Value>,
 }
@@ -222,7 +223,14 @@ pub struct Controller {
     next_id: i64,
     next_pending: u64,
     read_seq: ReadSeq,
+    /// The controller's own outstanding requests and what each is for. Not a copy of
+    /// `mcpl-rpc`'s pending table: the controller is sans-IO, so it allocates its own ids
+    /// (strings, `host-N`) and the driver writes them with `Peer::send`, which tracks only
+    /// ids the peer allocated itself. Answers come back as `Event::Response` through the one
+    /// seam (`Event::into_message`); only this table knows a page from a statement or an
+    /// open, and its deadlines are the controller's timeouts (H14).
     requests: BTreeMap<RequestId, Req>,
+    /// Requests that timed out, kept so a late answer still applies its hints (H14).
     late: VecDeque<(RequestId, ReqKind)>,
     order: RevOrder,
     recovery: Recovery,
@@ -250,13 +258,24 @@ impl Controller {
         // H78: only the same server with toolHints still on keeps its state.
         let mut snap = match previous {
             Some(prev) if hinted && prev.server == config.server && prev.hinted => prev,
-            _ => Snapshot::default(),
+            // A plain server keeps its fixed grouping and the toolsets the host has open.
+            Some(prev)
+                if !hinted
+                    && !prev.hinted
+                    && prev.server == config.server
+                    && prev.rules.is_some()
+                    && config.grouping.is_some() =>
+            {
+                prev
+            }
+            _ => Snapshot::empty(config.server.clone(), config.principal.clone()),
         };
         snap.server = config.server.clone();
         snap.principal = config.principal.clone();
         snap.hinted = hinted;
         snap.applied = 0; // H11: a new connection starts at 0
         snap.ready = false;
+        snap.auto_open = config.grouping.as_ref().is_some_and(|g| g.auto_open);
         let manifest = config.manifest.clone();
         let mut config = config;
         // Appendix B.3: an early rev is held at most 2 s.
@@ -420,10 +439,8 @@ impl Controller {
     pub fn open(&mut self, now: Instant, req: OpenRequest) -> Result<Pending, Error> {
         self.usable()?;
         let decl = self.declared(&req.toolset)?;
-        match (&req.instance, decl.instances) {
-            (Some(_), false) => return Err(Error::InstanceNotAllowed(req.toolset)),
-            (Some(i), true) if !names::is_name(i) => return Err(Error::BadName(i.clone())),
-            _ => {}
+        if req.instance.is_some() && !decl.instances {
+            return Err(Error::InstanceNotAllowed(req.toolset));
         }
         let mut params = json!({ "toolset": req.toolset });
         if let Some(i) = &req.instance {
@@ -435,8 +452,8 @@ impl Controller {
         let pending = self.pending();
         let kind = ReqKind::Open {
             pending,
-            toolset: req.toolset,
-            instance: req.instance,
+            toolset: req.toolset.into(),
+            instance: req.instance.map(String::from),
         };
         self.request(now, methods::TOOLSETS_OPEN, Some(params), kind);
         Ok(pending)
@@ -469,13 +486,15 @@ impl Controller {
     /// a toolset or instance this host opened, on this connection or an earlier one to the
     /// same server (§5.2, H30). The agent should be told; the close's change is owed as usual.
     pub fn policy_close(&mut self, now: Instant, req: CloseRequest) -> Result<Pending, Error> {
-        let key = (req.toolset.clone(), req.instance.clone());
+        let key = (
+            req.toolset.to_string(),
+            req.instance.as_ref().map(|i| i.to_string()),
+        );
         if !self.snap.opened_here.contains(&key) {
-            let name = match &req.instance {
-                Some(i) => format!("{}/{i}", req.toolset),
-                None => req.toolset.clone(),
-            };
-            return Err(Error::NotOpenedHere(name));
+            return Err(Error::NotOpenedHere {
+                toolset: req.toolset,
+                instance: req.instance,
+            });
         }
         self.close(now, req)
     }
@@ -506,8 +525,12 @@ impl Controller {
     }
 
     /// Re-reads `toolsets/list` (look does this, H62); answered like any command.
+    /// A plain server's toolsets are the host's own: there is nothing to re-read.
     pub fn refresh(&mut self, now: Instant) -> Result<Pending, Error> {
         self.usable()?;
+        if !self.snap.hinted {
+            return Err(Error::HintsOff);
+        }
         let pending = self.pending();
         let kind = ReqKind::Statement {
             run: None,
@@ -523,13 +546,13 @@ impl Controller {
     }
 
     /// Opens or closes an undeclared group on the host side; nothing is sent (§5.4, H29).
-    pub fn set_group(&mut self, group: &str, open: bool) -> Result<(), Error> {
+    pub fn set_group(&mut self, group: &ToolsetName, open: bool) -> Result<(), Error> {
         self.usable()?;
         if !self.snap.is_undeclared(group) {
-            return Err(if self.snap.declared.contains_key(group) {
-                Error::Undeclared(group.to_owned())
+            return Err(if self.snap.declared.contains_key(group.as_str()) {
+                Error::Undeclared(group.clone())
             } else {
-                Error::UnknownToolset(group.to_owned())
+                Error::UnknownToolset(group.clone())
             });
         }
         let items = self.snap.set_group(group, open);
@@ -540,18 +563,18 @@ impl Controller {
     fn usable(&self) -> Result<(), Error> {
         if self.closed {
             Err(Error::Closed)
-        } else if !self.snap.hinted {
+        } else if !self.snap.hinted && !self.snap.host_grouped() {
             Err(Error::HintsOff)
         } else {
             Ok(())
         }
     }
 
-    fn declared(&self, toolset: &str) -> Result<Declared, Error> {
-        match self.snap.declared.get(toolset) {
+    fn declared(&self, toolset: &ToolsetName) -> Result<Declared, Error> {
+        match self.snap.declared.get(toolset.as_str()) {
             Some(d) => Ok(d.clone()),
-            None if self.snap.is_undeclared(toolset) => Err(Error::Undeclared(toolset.to_owned())),
-            None => Err(Error::UnknownToolset(toolset.to_owned())),
+            None if self.snap.is_undeclared(toolset) => Err(Error::Undeclared(toolset.clone())),
+            None => Err(Error::UnknownToolset(toolset.clone())),
         }
     }
 

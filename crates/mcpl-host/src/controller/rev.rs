@@ -214,7 +214,9 @@ impl Controller {
     }
 
     fn apply_list_now(&mut self, tools: Vec<Tool>, rev: u64) {
-        let items = self.snap.apply_list(tools, rev, &self.cfg.policy);
+        let items = self
+            .snap
+            .apply_list(tools, rev, &self.cfg.policy, self.cfg.grouping.as_ref());
         self.emit_at(self.read_seq, Carrier::List, items);
     }
 

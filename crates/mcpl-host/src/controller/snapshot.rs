@@ -9,6 +9,8 @@ use mcpl_protocol::mcp::Tool;
 pub use mcpl_protocol::rfc014::{EndedRecord, Presence};
 use serde_json::Value;
 
+use crate::names::{Rev, ServerName};
+
 /// A tool as the latest applied `tools/list` stated it, after the operator's tool policy (H09).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedTool {
@@ -85,9 +87,9 @@ pub struct Instance {
 pub type OpenKey = (String, Option<String>);
 
 /// What one controller knows about its server.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Snapshot {
-    pub(crate) server: String,
+    pub(crate) server: ServerName,
     pub(crate) principal: String,
     pub(crate) hinted: bool,
     pub(crate) ready: bool,
@@ -103,11 +105,39 @@ pub struct Snapshot {
     pub(crate) ended: Vec<EndedRecord>,
     pub(crate) opened_here: BTreeSet<OpenKey>,
     pub(crate) statements: u64,
+    /// A plain server's grouping, fixed at its first list (host-side toolsets).
+    pub(crate) rules: Option<crate::grouping::Rules>,
+    /// A closed host-side toolset's tool called through act opens it first.
+    pub(crate) auto_open: bool,
 }
 
 impl Snapshot {
+    /// An empty picture of `server`, before anything was read.
+    pub(crate) fn empty(server: ServerName, principal: String) -> Snapshot {
+        Snapshot {
+            server,
+            principal,
+            hinted: false,
+            ready: false,
+            version: 0,
+            applied: 0,
+            listed: false,
+            tools: Vec::new(),
+            index: BTreeMap::new(),
+            declared: BTreeMap::new(),
+            open: BTreeMap::new(),
+            loose: BTreeMap::new(),
+            groups_open: BTreeSet::new(),
+            ended: Vec::new(),
+            opened_here: BTreeSet::new(),
+            statements: 0,
+            rules: None,
+            auto_open: false,
+        }
+    }
+
     /// The host's id for the server (its configuration name).
-    pub fn server(&self) -> &str {
+    pub fn server(&self) -> &ServerName {
         &self.server
     }
     /// The principal this connection acts for; ended records are keyed by it (H48).
@@ -131,8 +161,8 @@ impl Snapshot {
         self.version
     }
     /// The last applied rev (§6.1).
-    pub fn applied(&self) -> u64 {
-        self.applied
+    pub fn applied(&self) -> Rev {
+        Rev(self.applied)
     }
     /// Every listed tool, in list order.
     pub fn tools(&self) -> &[ListedTool] {
@@ -141,6 +171,14 @@ impl Snapshot {
     /// One listed tool by name.
     pub fn tool(&self, name: &str) -> Option<&ListedTool> {
         self.index.get(name).map(|&i| &self.tools[i])
+    }
+    /// True for a plain server whose tools the host groups into toolsets of its own.
+    pub fn host_grouped(&self) -> bool {
+        !self.hinted && self.rules.is_some()
+    }
+    /// True when act on a closed host-side toolset's tool opens the toolset first.
+    pub fn auto_open(&self) -> bool {
+        self.auto_open && self.host_grouped()
     }
     /// The toolsets the manifest declares.
     pub fn declared(&self) -> &BTreeMap<String, Declared> {

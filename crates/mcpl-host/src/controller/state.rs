@@ -280,6 +280,7 @@ impl Snapshot {
         tools: Vec<Tool>,
         list_rev: u64,
         policy: &ToolPolicy,
+        grouping: Option<&crate::grouping::Grouping>,
     ) -> Vec<ChangeItem> {
         let before_open = self.open_titles();
         let before_view = self.view();
@@ -288,6 +289,15 @@ impl Snapshot {
             .iter()
             .map(|t| (t.tool.name.clone(), t.presence))
             .collect();
+        if let (false, None, Some(g)) = (self.hinted, &self.rules, grouping) {
+            // Grouping is fixed at the first read (a later list is never regrouped).
+            let names: Vec<&str> = tools
+                .iter()
+                .map(|t| t.name.as_str())
+                .filter(|n| policy.permits(n))
+                .collect();
+            self.rules = Some(g.fix(&self.server, &names));
+        }
         let mut listed = Vec::new();
         let mut index = BTreeMap::new();
         for tool in tools {
@@ -305,8 +315,14 @@ impl Snapshot {
                 .clone()
                 .filter(|n| is_name(n))
                 .filter(|_| self.hinted);
+            // A plain server's tools go to the host's toolsets by the fixed rules.
+            let host_set = match (&self.rules, self.hinted) {
+                (Some(r), false) => r.place(&tool.name),
+                _ => None,
+            };
+            let toolset = toolset.or(host_set);
             // H10: a toolset makes a tool dynamic whatever its presence says.
-            let presence = if !self.hinted {
+            let presence = if !self.hinted && toolset.is_none() {
                 Presence::Static
             } else if toolset.is_some() || meta.presence == Some(Presence::Dynamic) {
                 Presence::Dynamic

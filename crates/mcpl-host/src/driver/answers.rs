@@ -7,6 +7,7 @@ use tokio::sync::oneshot;
 use super::Answer;
 use super::task::{LookWait, Task, Waiting};
 use crate::controller::{Outcome, Pending};
+use crate::names::ServerName;
 use crate::presenter::{AgentId, Plan, Token, can_carry};
 
 /// Marks a part of an answer whose marks were already committed.
@@ -106,7 +107,7 @@ impl Task {
         }
     }
 
-    pub(super) fn answered(&mut self, server: &str, pending: Pending, outcome: &Outcome) {
+    pub(super) fn answered(&mut self, server: &ServerName, pending: Pending, outcome: &Outcome) {
         let key = (server.to_owned(), pending);
         if let Some(w) = self.waiting.remove(&key) {
             self.answer_call(server, pending, outcome, w);
@@ -125,7 +126,7 @@ impl Task {
 
     pub(super) fn answer_call(
         &mut self,
-        server: &str,
+        server: &ServerName,
         pending: Pending,
         outcome: &Outcome,
         w: Waiting,

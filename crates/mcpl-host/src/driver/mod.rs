@@ -23,7 +23,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::controller::PushEvent;
-use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, WindowItem};
+use crate::names::ServerName;
+use crate::presenter::{
+    AgentId, LinkState, Presenter, PresenterConfig, WindowItem, Withheld, needs_ungranted,
+};
 use crate::{ControllerConfig, Error};
 
 /// The embedding agent: where notices go.
@@ -38,9 +41,13 @@ pub trait Agent: Send + 'static {
         false
     }
 
-    /// A server pushed an event; for agents that show pushes as they arrive (for example
-    /// as log messages). Showing it here does not count as telling it.
-    fn pushed(&mut self, _server: &str, _event: &PushEvent) {}
+    /// A server pushed an event; for agents that show pushes as they arrive. Return true
+    /// when this told the agent the event (an MCPL client's own `push/event`): it is then not
+    /// told again as news. Showing it where the model may not read it (a log message) does
+    /// not count: return false.
+    fn pushed(&mut self, _server: &ServerName, _event: &PushEvent) -> bool {
+        false
+    }
 }
 
 /// The default cap on what a result may carry beside its own text, in bytes (H84, H88).
@@ -108,10 +115,11 @@ enum Command {
         peer: Peer,
         events: Events,
         granted: bool,
+        withheld: Vec<Withheld>,
         closed: oneshot::Sender<String>,
     },
-    Remove(String),
-    Link(String, LinkState),
+    Remove(ServerName),
+    Link(ServerName, LinkState),
     AddAgent(AgentId, Box<dyn Agent>),
     RemoveAgent(AgentId),
     Call(AgentId, String, Value, oneshot::Sender<Answer>),
@@ -177,6 +185,10 @@ impl Host {
             == Some(true);
         let grant = self.policy.grant_push_events && offers_push;
         let mut granted = false;
+        let mut withheld = Vec::new();
+        if let Some(manifest) = cfg.manifest.as_ref().filter(|_| grant) {
+            withheld.extend(needs_ungranted(manifest, &["pushEvents"]));
+        }
         if cfg.manifest.is_some() {
             let params = if grant {
                 FeatureSetsUpdateParams::granting(["pushEvents"])
@@ -187,9 +199,17 @@ impl Host {
                 .request::<FeatureSetsUpdate>(params, self.policy.policy_timeout)
                 .await
             {
-                Ok(receipt) => granted = grant && receipt.value.accepted,
+                Ok(receipt) => {
+                    granted = grant && receipt.value.accepted;
+                    if grant && !granted {
+                        withheld = vec![no_policy(cfg.manifest.as_ref(), None)];
+                    }
+                }
                 Err(e) => {
                     tracing::warn!(server = %cfg.server, error = %e, "initial policy not acknowledged; no grant");
+                    if grant {
+                        withheld = vec![no_policy(cfg.manifest.as_ref(), Some(&e))];
+                    }
                 }
             }
         }
@@ -200,20 +220,21 @@ impl Host {
             peer,
             events,
             granted,
+            withheld,
             closed,
         })?;
         Ok(Connection { closed: rx })
     }
 
     /// Removes a server and forgets its toolset state (H77).
-    pub fn remove_server(&self, server: &str) -> Result<(), Error> {
-        self.send(Command::Remove(server.to_owned()))
+    pub fn remove_server(&self, server: &ServerName) -> Result<(), Error> {
+        self.send(Command::Remove(server.clone()))
     }
 
     /// Reports where a server's connection stands (shown by look and in refusals; a lost
     /// and a regained connection are told once each).
-    pub fn set_link(&self, server: &str, state: LinkState) -> Result<(), Error> {
-        self.send(Command::Link(server.to_owned(), state))
+    pub fn set_link(&self, server: &ServerName, state: LinkState) -> Result<(), Error> {
+        self.send(Command::Link(server.clone(), state))
     }
 
     /// Registers an agent with its own window queue (for example one client session).
@@ -300,6 +321,32 @@ impl Host {
 
     fn send(&self, c: Command) -> Result<(), Error> {
         self.tx.send(c).map_err(|_| Error::Closed)
+    }
+}
+
+/// Why a server that offers `pushEvents` got no grant: its error answer to the initial
+/// policy, or (`None`) a receipt that did not accept it.
+fn no_policy(manifest: Option<&Value>, e: Option<&mcpl_rpc::RpcError>) -> Withheld {
+    let version = manifest
+        .and_then(|m| m.get("version"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match e {
+        Some(mcpl_rpc::RpcError::Remote { error, .. }) => Withheld::NoPolicy {
+            version,
+            code: Some(error.code),
+            message: error.message.clone(),
+        },
+        None => Withheld::NoPolicy {
+            version,
+            code: None,
+            message: "it answered `accepted: false`".to_owned(),
+        },
+        Some(other) => Withheld::NoPolicy {
+            version,
+            code: None,
+            message: other.to_string(),
+        },
     }
 }
 

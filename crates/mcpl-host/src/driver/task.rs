@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use mcpl_protocol::jsonrpc::{Message, Response};
 use mcpl_rpc::{Event, Peer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -13,6 +12,7 @@ use tokio::time::Instant;
 use super::{Agent, Answer, Command, HostPolicy, Observer};
 use crate::Error;
 use crate::controller::{Controller, Effect, Outcome, Pending, Snapshot};
+use crate::names::ServerName;
 use crate::presenter::{AgentId, LookQuery, Plan, Presenter, PresenterConfig};
 
 pub(super) struct Conn {
@@ -33,29 +33,29 @@ pub(super) struct Waiting {
 /// A look waiting for its servers' re-reads (H62).
 pub(super) struct LookWait {
     pub(super) agent: AgentId,
-    pub(super) left: Vec<(String, Pending)>,
-    pub(super) unreachable: Vec<String>,
+    pub(super) left: Vec<(ServerName, Pending)>,
+    pub(super) unreachable: Vec<ServerName>,
     pub(super) query: LookQuery,
     pub(super) reply: oneshot::Sender<Answer>,
 }
 
 /// A frame from a connection, or its end (`None`).
-pub(super) type Frame = (String, u64, Option<Event>);
+pub(super) type Frame = (ServerName, u64, Option<Event>);
 
 pub(super) struct Task {
     pub(super) pres: Presenter,
     pub(super) policy: HostPolicy,
     pub(super) agents: BTreeMap<AgentId, Box<dyn Agent>>,
-    pub(super) conns: BTreeMap<String, Conn>,
+    pub(super) conns: BTreeMap<ServerName, Conn>,
     /// The last picture of each server whose connection ended, resumed on reconnect.
-    pub(super) kept: BTreeMap<String, Snapshot>,
-    pub(super) waiting: BTreeMap<(String, Pending), Waiting>,
+    pub(super) kept: BTreeMap<ServerName, Snapshot>,
+    pub(super) waiting: BTreeMap<(ServerName, Pending), Waiting>,
     pub(super) looks: Vec<LookWait>,
     pub(super) observers: Vec<Observer>,
     pub(super) inbox: mpsc::UnboundedSender<Frame>,
     pub(super) next_epoch: u64,
     /// Each server's snapshot version when last drained; a new one runs the observers.
-    pub(super) versions: BTreeMap<String, u64>,
+    pub(super) versions: BTreeMap<ServerName, u64>,
     pub(super) changed: bool,
 }
 
@@ -121,9 +121,11 @@ impl Task {
                 peer,
                 mut events,
                 granted,
+                withheld,
                 closed,
             } => {
                 let server = cfg.server.clone();
+                self.pres.set_withheld(&server, withheld);
                 let ctrl = Controller::resume(*cfg, now(), self.kept.remove(&server));
                 self.next_epoch += 1;
                 let epoch = self.next_epoch;
@@ -186,13 +188,37 @@ impl Task {
                 return;
             }
         };
+        let plan = match plan {
+            Plan::ActOpening { server, group, req } => {
+                let r = match self.conns.get_mut(server.as_str()) {
+                    Some(c) => c.ctrl.set_group(&group, true),
+                    None => Err(Error::Closed),
+                };
+                if let Err(e) = r {
+                    let text = format!(
+                        "not done: `{group}` on `{server}` could not be opened ({e}); the call was never sent"
+                    );
+                    self.reply(&agent, reply, text, true, None);
+                    return;
+                }
+                Plan::Act { server, req }
+            }
+            p => p,
+        };
         let n = now();
-        let sent = match &plan {
+        let (server, sent) = match &plan {
             Plan::Look { servers, query } => {
                 let mut left = Vec::new();
                 let mut unreachable = Vec::new();
                 for s in servers {
-                    match self.conns.get_mut(s).map(|c| c.ctrl.refresh(n)) {
+                    let conn = self.conns.get_mut(s);
+                    if conn
+                        .as_ref()
+                        .is_some_and(|c| c.ctrl.snapshot().host_grouped())
+                    {
+                        continue; // host-side toolsets: the host's state is current
+                    }
+                    match conn.map(|c| c.ctrl.refresh(n)) {
                         Some(Ok(p)) => left.push((s.clone(), p)),
                         _ => unreachable.push(s.clone()),
                     }
@@ -224,18 +250,20 @@ impl Task {
                 self.reply(&agent, reply, text, failed, None);
                 return;
             }
-            Plan::Open { server, req } => self.with(server, |c| c.open(n, req.clone())),
-            Plan::Close { server, req } => self.with(server, |c| c.close(n, req.clone())),
-            Plan::Act { server, req } | Plan::Call { server, req } => {
-                self.with(server, |c| c.call(n, req.clone()))
-            }
-        };
-        let server = match &plan {
-            Plan::Open { server, .. }
-            | Plan::Close { server, .. }
-            | Plan::Act { server, .. }
-            | Plan::Call { server, .. } => server.clone(),
-            _ => String::new(),
+            Plan::Open { server, req } => (
+                server.clone(),
+                self.with(server, |c| c.open(n, req.clone())),
+            ),
+            Plan::Close { server, req } => (
+                server.clone(),
+                self.with(server, |c| c.close(n, req.clone())),
+            ),
+            Plan::Act { server, req }
+            | Plan::Call { server, req }
+            | Plan::ActOpening { server, req, .. } => (
+                server.clone(),
+                self.with(server, |c| c.call(n, req.clone())),
+            ),
         };
         match sent {
             Ok(pending) => {
@@ -253,7 +281,7 @@ impl Task {
 
     fn with(
         &mut self,
-        server: &str,
+        server: &ServerName,
         f: impl FnOnce(&mut Controller) -> Result<Pending, Error>,
     ) -> Result<Pending, Error> {
         match self.conns.get_mut(server) {
@@ -262,7 +290,7 @@ impl Task {
         }
     }
 
-    fn frame(&mut self, server: &str, epoch: u64, ev: Option<Event>) {
+    fn frame(&mut self, server: &ServerName, epoch: u64, ev: Option<Event>) {
         let Some(c) = self.conns.get_mut(server).filter(|c| c.epoch == epoch) else {
             return;
         };
@@ -278,16 +306,10 @@ impl Task {
             Some(ev) => ev,
         };
         let seq = ev.seq();
+        // The one seam between mcpl-rpc and the controller: every event that carries a
+        // message (a late response included, H14) goes in through `Event::into_message`.
         match ev {
             Event::BadFrame { error, .. } => c.ctrl.handle_undecodable(n, error.id().cloned()),
-            Event::LateResponse { id, outcome, .. } => {
-                let msg = Message::Response(Response {
-                    id: Some(id),
-                    outcome,
-                    extra: Default::default(),
-                });
-                c.ctrl.handle_message(n, seq, msg);
-            }
             other => {
                 if let Some(msg) = other.into_message() {
                     c.ctrl.handle_message(n, seq, msg);
@@ -298,7 +320,7 @@ impl Task {
 
     /// A connection ended: its pending commands settle as unconfirmed (H82) and its picture
     /// is kept for the next connection and for look.
-    fn end(&mut self, server: &str, reason: String) {
+    fn end(&mut self, server: &ServerName, reason: String) {
         let Some(mut c) = self.conns.remove(server) else {
             return;
         };
@@ -315,7 +337,7 @@ impl Task {
     }
 
     /// Drains one controller's effects in order; returns the answers to settle.
-    fn drain_conn(&mut self, name: &str, c: &mut Conn) -> Vec<crate::controller::Answer> {
+    fn drain_conn(&mut self, name: &ServerName, c: &mut Conn) -> Vec<crate::controller::Answer> {
         let mut answers = Vec::new();
         let version = c.ctrl.snapshot().version();
         if self.versions.insert(name.to_owned(), version) != Some(version) {
@@ -333,10 +355,12 @@ impl Task {
                     self.pres.handle_change(name, &ch);
                 }
                 Effect::Event(ev) => {
-                    for a in self.agents.values_mut() {
-                        a.pushed(name, &ev);
-                    }
-                    self.pres.handle_event(name, &ev);
+                    let told = self
+                        .agents
+                        .iter_mut()
+                        .filter_map(|(id, a)| a.pushed(name, &ev).then(|| id.clone()))
+                        .collect();
+                    self.pres.handle_event_told(name, &ev, &told);
                 }
                 Effect::Notice(no) => self.pres.handle_notice(name, &no),
                 Effect::Answered(a) => answers.push(a),
@@ -360,7 +384,7 @@ impl Task {
 
     /// Drains every controller's effects in order, then tells the agents what is owed.
     fn drain(&mut self) {
-        let names: Vec<String> = self.conns.keys().cloned().collect();
+        let names: Vec<ServerName> = self.conns.keys().cloned().collect();
         for name in names {
             let Some(mut c) = self.conns.remove(&name) else {
                 continue;

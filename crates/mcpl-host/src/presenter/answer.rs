@@ -10,6 +10,7 @@ use super::render::{self, first_sentence};
 use super::window::{AgentId, WindowItem};
 use super::{LinkState, META_ACT, META_LOOK, Presenter};
 use crate::controller::{Outcome, Snapshot};
+use crate::names::ServerName;
 
 impl Presenter {
     /// The text answering the model for a plan's outcome. `sent` is `Err` when the
@@ -18,7 +19,9 @@ impl Presenter {
         let (verb, server) = match plan {
             Plan::Open { server, .. } => ("open", server),
             Plan::Close { server, .. } => ("close", server),
-            Plan::Act { server, .. } | Plan::Call { server, .. } => ("call", server),
+            Plan::Act { server, .. }
+            | Plan::Call { server, .. }
+            | Plan::ActOpening { server, .. } => ("call", server),
             Plan::OpenGroup { server, group } => {
                 return format!("opened `{group}` on `{server}` (host side)");
             }
@@ -95,7 +98,7 @@ impl Presenter {
         &mut self,
         agent: &AgentId,
         query: &LookQuery,
-        unreachable: &[String],
+        unreachable: &[ServerName],
     ) -> WindowItem {
         let mut lines = Vec::new();
         let mut shown = Vec::new();
@@ -104,7 +107,7 @@ impl Presenter {
                 "(could not ask `{s}`; showing the last state the host knew)"
             ));
         }
-        let servers: Vec<String> = match &query.server {
+        let servers: Vec<ServerName> = match &query.server {
             Some(s) => vec![s.clone()],
             None => self.presenting(),
         };
@@ -117,9 +120,20 @@ impl Presenter {
                 }
             }
         }
-        if servers.is_empty() && lines.is_empty() {
+        // Events that cannot reach the agent, and why; saying it here counts as telling it.
+        if query.tool.is_none() && query.toolset.is_none() && query.query.is_none() {
+            lines.extend(self.look_withheld(agent, query.server.as_deref()));
+        }
+        if let Some(q) = &query.query {
+            lines.extend(self.search(q));
+        } else if servers.is_empty() && lines.is_empty() {
             lines.push("no server presents toolsets".to_owned());
         }
+        let servers = if query.query.is_some() {
+            Vec::new()
+        } else {
+            servers
+        };
         for id in &servers {
             let state = self.link(id).filter(|s| **s != LinkState::Up);
             let Some(snap) = self.snapshot(id) else {
@@ -151,6 +165,14 @@ impl Presenter {
                 } else {
                     line.push_str(" (kept by the host)");
                 }
+                let summary = snap.host_grouped().then(|| {
+                    crate::grouping::summary(
+                        snap.tools()
+                            .iter()
+                            .filter(|t| t.toolset.as_deref() == Some(ts))
+                            .map(|t| &t.tool),
+                    )
+                });
                 let insts = snap.instances(ts);
                 if snap.is_open(ts) {
                     let names: Vec<String> =
@@ -165,6 +187,9 @@ impl Presenter {
                     );
                 } else {
                     line.push_str(": closed");
+                }
+                if let Some(s) = summary {
+                    line.push_str(&format!(" — {}", quote(id, &s)));
                 }
                 lines.push(line);
                 for key in insts {
@@ -220,16 +245,16 @@ impl Presenter {
             );
         }
         let marks = self.look_marks(shown);
-        self.hand_out(agent, query.server.as_deref().unwrap_or(""), text, marks)
+        self.hand_out(agent, query.server.as_ref(), text, marks)
     }
 
     fn look_tool(
         &self,
-        id: &str,
+        id: &ServerName,
         snap: &Snapshot,
         tool: &str,
         instance: Option<&str>,
-        shown: &mut Vec<(String, String, String)>,
+        shown: &mut Vec<(ServerName, String, String)>,
     ) -> Vec<String> {
         let Some(listed) = snap.tool(tool) else {
             return vec![format!(

@@ -1,6 +1,7 @@
 //! Where each server's connection stands, as the embedder reports it: shown by look, named in
 //! refusals, and told once when a connection is lost or comes back.
 
+use crate::names::ServerName;
 use std::time::Duration;
 
 use super::Presenter;
@@ -51,8 +52,8 @@ impl std::fmt::Display for LinkState {
 impl Presenter {
     /// Records where a server's connection stands. Losing a live connection and getting it
     /// back are each told once, in read order with the server's changes.
-    pub fn set_link(&mut self, server: &str, state: LinkState) {
-        let was = self.links.insert(server.to_owned(), state.clone());
+    pub fn set_link(&mut self, server: &ServerName, state: LinkState) {
+        let was = self.links.insert(server.clone(), state.clone());
         let text = match (&was, &state) {
             (Some(LinkState::Up), LinkState::Down { error, .. }) => Some(format!(
                 "connection to `{server}` lost ({error}); reconnecting"
@@ -64,7 +65,7 @@ impl Presenter {
             _ => None,
         };
         if state == LinkState::Up {
-            self.ever_up.insert(server.to_owned());
+            self.ever_up.insert(server.clone());
         }
         if let Some(text) = text {
             self.push_link(server, text);
@@ -72,16 +73,16 @@ impl Presenter {
     }
 
     /// Where a server's connection stands, when the embedder reports it.
-    pub fn link(&self, server: &str) -> Option<&LinkState> {
+    pub fn link(&self, server: &ServerName) -> Option<&LinkState> {
         self.links.get(server)
     }
 
     /// Every server the embedder reported a connection state for, sorted.
-    pub fn linked(&self) -> Vec<&str> {
-        self.links.keys().map(String::as_str).collect()
+    pub fn linked(&self) -> Vec<&ServerName> {
+        self.links.keys().collect()
     }
 
-    pub(super) fn push_link(&mut self, server: &str, text: String) {
+    pub(super) fn push_link(&mut self, server: &ServerName, text: String) {
         for a in self.agents.values_mut() {
             a.push_owed(server, Body::Link(text.clone()));
         }

@@ -9,6 +9,7 @@ use super::check::{ArgCheck, check_args};
 use super::refusal::{Refusal, Wanted, list};
 use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
+use crate::names::{InstanceName, ServerName, ToolsetName};
 
 /// What a model's tool call asks the embedder to do, once selectors and routes are checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,42 +18,52 @@ pub enum Plan {
     /// Call [`crate::Controller::open`] on `server`.
     Open {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The request (an instance name is always proposed for instanced toolsets, H59).
         req: OpenRequest,
     },
     /// Open an undeclared group: [`crate::Controller::set_group`] (nothing is sent, §5.4).
     OpenGroup {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The group.
-        group: String,
+        group: ToolsetName,
     },
     /// Call [`crate::Controller::close`] on `server`.
     Close {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The request.
         req: CloseRequest,
     },
     /// Close an undeclared group on the host side.
     CloseGroup {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The group.
-        group: String,
+        group: ToolsetName,
+    },
+    /// A plain server's closed host-side toolset with `autoOpen`: open the group
+    /// ([`crate::Controller::set_group`]), then call as [`Plan::Act`].
+    ActOpening {
+        /// The server.
+        server: ServerName,
+        /// The host-side toolset to open first.
+        group: ToolsetName,
+        /// The call.
+        req: CallRequest,
     },
     /// Call a dynamic tool through act: [`crate::Controller::call`].
     Act {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The call (with an instance only for instanced toolsets).
         req: CallRequest,
     },
     /// A call to a static tool by its model-facing name, or to a projected tool.
     Call {
         /// The server.
-        server: String,
+        server: ServerName,
         /// The call.
         req: CallRequest,
     },
@@ -60,7 +71,7 @@ pub enum Plan {
     /// [`Presenter::look`].
     Look {
         /// The servers that present toolsets (to re-read, H62).
-        servers: Vec<String>,
+        servers: Vec<ServerName>,
         /// What to show.
         query: LookQuery,
     },
@@ -69,9 +80,11 @@ pub enum Plan {
 impl Plan {
     /// The server and tool a call resolves to, for prose routing (H67): an act counts as a
     /// call to the tool it resolves to. `None` for opens, closes, groups and look.
-    pub fn target(&self) -> Option<(&str, &str)> {
+    pub fn target(&self) -> Option<(&ServerName, &str)> {
         match self {
-            Plan::Act { server, req } | Plan::Call { server, req } => Some((server, &req.tool)),
+            Plan::Act { server, req }
+            | Plan::Call { server, req }
+            | Plan::ActOpening { server, req, .. } => Some((server, &req.tool)),
             _ => None,
         }
     }
@@ -81,13 +94,15 @@ impl Plan {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LookQuery {
     /// Only this server.
-    pub server: Option<String>,
+    pub server: Option<ServerName>,
     /// Only this toolset.
     pub toolset: Option<String>,
     /// Only this instance.
     pub instance: Option<String>,
     /// One tool.
     pub tool: Option<String>,
+    /// Search words: rank every server's toolsets and tools by them instead.
+    pub query: Option<String>,
 }
 
 fn string_prop(desc: &str) -> Value {
@@ -114,9 +129,10 @@ pub(super) fn meta_tools() -> Vec<Tool> {
         ),
         make(
             META_LOOK,
-            "Show open toolsets and available tools, or one tool's definition.",
+            "Show open toolsets and available tools, or one tool's definition; with query, search every toolset and tool, open or closed, by name and description.",
             json!({"server": server, "toolset": string_prop("Only this toolset."),
-                   "instance": string_prop("Only this instance."), "tool": string_prop("One tool.")}),
+                   "instance": string_prop("Only this instance."), "tool": string_prop("One tool."),
+                   "query": string_prop("Words to search for; the best matches come back with the call that opens each.")}),
             json!([]),
         ),
         make(
@@ -138,10 +154,13 @@ pub(super) fn meta_tools() -> Vec<Tool> {
 }
 
 /// H56: `null` is absent, a string is a value, anything else is refused by name.
-fn selector(args: &Map<String, Value>, key: &'static str) -> Result<Option<String>, Refusal> {
+fn selector<'a>(
+    args: &'a Map<String, Value>,
+    key: &'static str,
+) -> Result<Option<&'a str>, Refusal> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::String(s)) => Ok(Some(s)),
         Some(_) => Err(Refusal::NotAString { key }),
     }
 }
@@ -154,18 +173,32 @@ fn object(args: &Value) -> Result<Map<String, Value>, Refusal> {
     }
 }
 
-fn is_name(s: &str) -> bool {
-    mcpl_protocol::rfc014::check_name("instance", s).is_ok()
+/// The toolset a model named, parsed at the edge. `pick` has already found it on a server,
+/// and the controller's catalog keeps only names that fit the grammar, so a miss here reads
+/// as the toolset not being there.
+fn toolset_name(raw: &str) -> Result<ToolsetName, Refusal> {
+    ToolsetName::parse(raw).map_err(|_| Refusal::NoToolset {
+        toolset: raw.to_owned(),
+    })
 }
 
 impl Presenter {
+    /// The server a model named, when the presenter has its snapshot or its link state.
+    fn known_server(&self, name: &str) -> Option<ServerName> {
+        self.servers
+            .get_key_value(name)
+            .map(|(k, _)| k)
+            .or_else(|| self.links.get_key_value(name).map(|(k, _)| k))
+            .cloned()
+    }
+
     /// Servers that present toolsets: hinted, with a declared toolset or a dynamic tool in
     /// the latest or the published list (the two-view rule, B8).
-    pub(super) fn presenting(&self) -> Vec<String> {
+    pub(super) fn presenting(&self) -> Vec<ServerName> {
         self.servers
             .iter()
             .filter(|(id, e)| {
-                e.snap.hinted()
+                (e.snap.hinted() || e.snap.host_grouped())
                     && (!e.snap.declared().is_empty()
                         || e.snap
                             .tools()
@@ -180,7 +213,7 @@ impl Presenter {
             .collect()
     }
 
-    pub(super) fn what_it_has(&self, server: &str) -> String {
+    pub(super) fn what_it_has(&self, server: &ServerName) -> String {
         let Some(s) = self.snapshot(server) else {
             return String::new();
         };
@@ -203,29 +236,29 @@ impl Presenter {
         &self,
         server: Option<&str>,
         wanted: Wanted,
-        has: impl Fn(&str) -> bool,
-    ) -> Result<String, Refusal> {
+        has: impl Fn(&ServerName) -> bool,
+    ) -> Result<ServerName, Refusal> {
         let presenting = self.presenting();
         if presenting.is_empty() {
             return Err(Refusal::NoPresentingServer);
         }
         if let Some(s) = server {
-            if !presenting.iter().any(|p| p == s) {
+            let Some(named) = presenting.iter().find(|p| p.as_str() == s).cloned() else {
                 return Err(Refusal::NotPresenting {
                     server: s.to_owned(),
                     presenting,
                 });
-            }
-            if !has(s) {
+            };
+            if !has(&named) {
                 return Err(Refusal::NotOnServer {
                     wanted,
-                    server: s.to_owned(),
-                    has: self.what_it_has(s),
+                    has: self.what_it_has(&named),
+                    server: named,
                 });
             }
-            return Ok(s.to_owned());
+            return Ok(named);
         }
-        let found: Vec<String> = presenting.iter().filter(|s| has(s)).cloned().collect();
+        let found: Vec<ServerName> = presenting.iter().filter(|s| has(s)).cloned().collect();
         match found.len() {
             1 => Ok(found[0].clone()),
             0 => {
@@ -248,25 +281,27 @@ impl Presenter {
             _ => return self.plan_call(tool, args),
         }
         // H56: every selector is checked at entry, before any state is read.
-        let server = selector(&args, "server")?;
-        let toolset = selector(&args, "toolset")?;
-        let instance = selector(&args, "instance")?;
-        let tool_sel = selector(&args, "tool")?;
+        let server = selector(&args, "server")?.map(str::to_owned);
+        let toolset = selector(&args, "toolset")?.map(str::to_owned);
+        let instance = selector(&args, "instance")?.map(str::to_owned);
+        let tool_sel = selector(&args, "tool")?.map(str::to_owned);
+        let query = selector(&args, "query")?.map(str::to_owned);
         match tool {
             META_LOOK => {
-                if let Some(s) = &server {
-                    if self.snapshot(s).is_none() && self.link(s).is_none() {
-                        let mut known: Vec<String> =
-                            self.servers().into_iter().map(str::to_owned).collect();
-                        known.extend(self.linked().into_iter().map(str::to_owned));
+                let server = match server {
+                    Some(s) => Some(self.known_server(&s).ok_or_else(|| {
+                        let mut known: Vec<ServerName> =
+                            self.servers().into_iter().cloned().collect();
+                        known.extend(self.linked().into_iter().cloned());
                         known.sort();
                         known.dedup();
-                        return Err(Refusal::UnknownServer {
-                            server: s.clone(),
+                        Refusal::UnknownServer {
+                            server: s,
                             servers: known,
-                        });
-                    }
-                }
+                        }
+                    })?),
+                    None => None,
+                };
                 let servers = match &server {
                     Some(s) => vec![s.clone()],
                     None => self.presenting(),
@@ -278,6 +313,7 @@ impl Presenter {
                         toolset,
                         instance,
                         tool: tool_sel,
+                        query,
                     },
                 })
             }
@@ -289,6 +325,7 @@ impl Presenter {
                         .is_some_and(|n| n.toolset_names().contains(ts.as_str()))
                 })?;
                 let snap = self.snapshot(&srv).ok_or(Refusal::ServerGone)?;
+                let ts = toolset_name(&ts)?;
                 if tool == META_OPEN {
                     self.plan_open(srv, snap, ts, instance, args.get("options").cloned())
                 } else {
@@ -319,33 +356,37 @@ impl Presenter {
 
     fn plan_open(
         &self,
-        server: String,
+        server: ServerName,
         snap: &Snapshot,
-        ts: String,
+        ts: ToolsetName,
         instance: Option<String>,
         options: Option<Value>,
     ) -> Result<Plan, Refusal> {
         if snap.is_undeclared(&ts) {
             return Ok(Plan::OpenGroup { server, group: ts });
         }
-        let decl = snap.declared().get(&ts).ok_or_else(|| Refusal::NoToolset {
-            toolset: ts.clone(),
-        })?;
+        let decl = snap
+            .declared()
+            .get(ts.as_str())
+            .ok_or_else(|| Refusal::NoToolset {
+                toolset: ts.to_string(),
+            })?;
         if options.as_ref().is_some_and(|o| !o.is_object()) {
             return Err(Refusal::MustBeObject { key: "options" });
         }
         let instance = if decl.instances {
             match instance {
-                Some(i) if !is_name(&i) => {
-                    return Err(Refusal::BadInstanceName { name: i });
-                }
-                Some(i) => Some(i),
+                Some(i) => Some(
+                    InstanceName::parse(&i).map_err(|_| Refusal::BadInstanceName { name: i })?,
+                ),
                 // H59: always propose a name, so a retry adopts instead of duplicating.
                 None => Some(propose(&ts, &snap.instances(&ts))),
             }
         } else {
             if instance.is_some() {
-                return Err(Refusal::NoInstances { toolset: ts });
+                return Err(Refusal::NoInstances {
+                    toolset: ts.into_string(),
+                });
             }
             None
         };
@@ -361,9 +402,9 @@ impl Presenter {
 
     fn plan_close(
         &self,
-        server: String,
+        server: ServerName,
         snap: &Snapshot,
-        ts: String,
+        ts: ToolsetName,
         instance: Option<String>,
     ) -> Result<Plan, Refusal> {
         if snap.is_undeclared(&ts) {
@@ -386,6 +427,20 @@ impl Presenter {
 
     /// The instance of an instanced toolset a request means (§4.3, H57).
     pub(super) fn pick_instance(
+        &self,
+        snap: &Snapshot,
+        ts: &str,
+        instance: Option<String>,
+    ) -> Result<InstanceName, Refusal> {
+        let picked = self.pick_open_instance(snap, ts, instance)?;
+        // The snapshot keeps only instance names that fit the grammar (H07), so this parses.
+        InstanceName::parse(&picked).map_err(|_| Refusal::NoneOpen {
+            toolset: ts.to_owned(),
+        })
+    }
+
+    /// [`Self::pick_instance`] on the snapshot's strings.
+    fn pick_open_instance(
         &self,
         snap: &Snapshot,
         ts: &str,
@@ -425,7 +480,7 @@ impl Presenter {
         args: Map<String, Value>,
     ) -> Result<Plan, Refusal> {
         let presenting = self.presenting();
-        let candidates: Vec<String> = presenting
+        let candidates: Vec<ServerName> = presenting
             .iter()
             .filter(|s| server.as_deref().is_none_or(|n| n == s.as_str()))
             .filter(|s| self.actable(s, &name))
@@ -466,7 +521,11 @@ impl Presenter {
             }
             Some(ts) => {
                 if !snap.is_open(ts) {
+                    if snap.auto_open() {
+                        return self.plan_opening(srv.clone(), snap, ts, name, args);
+                    }
                     return Err(Refusal::ToolsetNotOpen {
+                        server: srv.clone(),
                         toolset: ts.to_owned(),
                     });
                 }
@@ -493,6 +552,35 @@ impl Presenter {
             req: CallRequest {
                 tool: name,
                 instance: inst,
+                args,
+            },
+        })
+    }
+
+    /// `autoOpen`: a closed host-side toolset's tool is called after opening the toolset.
+    fn plan_opening(
+        &self,
+        server: ServerName,
+        snap: &Snapshot,
+        ts: &str,
+        name: String,
+        args: Map<String, Value>,
+    ) -> Result<Plan, Refusal> {
+        if self.cfg.check_args {
+            let def = snap.definition(&name, None).ok_or(Refusal::NoDefinition)?;
+            if let ArgCheck::Invalid(problems) = check_args(&def.input_schema, &args) {
+                return Err(Refusal::BadArguments {
+                    tool: name,
+                    problems,
+                });
+            }
+        }
+        Ok(Plan::ActOpening {
+            server,
+            group: toolset_name(ts)?,
+            req: CallRequest {
+                tool: name,
+                instance: None,
                 args,
             },
         })
@@ -557,10 +645,34 @@ fn unreachable_plan() -> Plan {
 }
 
 /// H59: `{toolset}-{k}` with the smallest k not open, cut to the name grammar's length.
-fn propose(ts: &str, open: &[Option<&str>]) -> String {
+fn propose(ts: &ToolsetName, open: &[Option<&str>]) -> InstanceName {
     let head: String = ts.chars().take(24).collect();
-    (1..)
+    let name = (1..)
         .map(|k| format!("{head}-{k}"))
         .find(|n| !open.contains(&Some(n.as_str())))
-        .unwrap_or_else(|| head.clone())
+        .unwrap_or_else(|| head.clone());
+    // A toolset name of at most 24 characters, `-` and a number stays in the grammar.
+    InstanceName::try_from(name)
+        .unwrap_or_else(|_| InstanceName::parse(ts).expect("a toolset name is an instance name"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_toolset_the_model_names_is_parsed_at_the_edge() {
+        assert_eq!(toolset_name("game").unwrap(), "game");
+        // A name outside the grammar reads as the toolset not being there (same text as before).
+        let refusal = toolset_name("a b").unwrap_err();
+        assert_eq!(refusal.to_string(), "no toolset `a b`");
+    }
+
+    #[test]
+    fn h59_a_proposed_instance_name_fits_the_grammar() {
+        let ts = ToolsetName::parse(&"t".repeat(32)).unwrap();
+        let name = propose(&ts, &[Some(&format!("{}-1", "t".repeat(24)))]);
+        assert_eq!(name.as_str(), format!("{}-2", "t".repeat(24)));
+        assert!(InstanceName::parse(name.as_str()).is_ok());
+    }
 }

@@ -6,7 +6,10 @@
 //! - each **agent's window queue**: changes owed as notices, told once and in read order, and
 //!   the changes that ride with a result where the result reaches the agent;
 //! - the **meta-tools**: selector checks, resolution by the two-view rule (§4.2, H37), the
-//!   argument check, and the text of look, refusals and outcomes.
+//!   argument check, and the text of look, refusals and outcomes;
+//! - **withheld events**: per server, why its events cannot reach the agent (an older MCPL
+//!   server without `featureSets/update`, a feature set needing an ungranted capability),
+//!   told once and shown by look.
 //!
 //! Like the controller it reads no clock and performs no I/O.
 
@@ -19,8 +22,11 @@ mod projection;
 mod queue;
 mod refusal;
 pub mod render;
+mod search;
 mod window;
+mod withheld;
 
+use crate::names::ServerName;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mcpl_protocol::mcp::Tool;
@@ -36,8 +42,10 @@ pub use meta::{LookQuery, Plan};
 pub use notice::event_line;
 pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
-pub use refusal::{Refusal, Wanted};
+pub use refusal::{Refusal, Wanted, open_call};
+pub use search::{SEARCH_TOP, words};
 pub use window::{AgentId, WindowItem};
+pub use withheld::{Withheld, needs_ungranted};
 
 /// The bound on one notice's length, in bytes (H73).
 pub fn window_cap() -> usize {
@@ -100,15 +108,17 @@ struct Part {
 #[derive(Debug, Default)]
 pub struct Presenter {
     cfg: PresenterConfig,
-    servers: BTreeMap<String, ServerEntry>,
-    published: BTreeMap<String, Part>,
+    servers: BTreeMap<ServerName, ServerEntry>,
+    published: BTreeMap<ServerName, Part>,
     list: Vec<Tool>,
     digest: String,
     list_changes: u64,
     rebuilt_once: bool,
     agents: BTreeMap<AgentId, queue::Agent>,
-    links: BTreeMap<String, LinkState>,
-    ever_up: BTreeSet<String>,
+    links: BTreeMap<ServerName, LinkState>,
+    ever_up: BTreeSet<ServerName>,
+    /// Per server, the sentences about events it cannot send the agent.
+    withheld: BTreeMap<ServerName, Vec<String>>,
     next_token: u64,
 }
 
@@ -126,7 +136,7 @@ impl Presenter {
 
     /// Adds or refreshes a server's snapshot and whether it holds the `pushEvents` grant.
     pub fn update(&mut self, snap: &Snapshot, push_events: bool) {
-        let id = snap.server().to_owned();
+        let id = snap.server().clone();
         let entry = self
             .servers
             .entry(id.clone())
@@ -157,7 +167,7 @@ impl Presenter {
 
     /// Forgets a server and all its toolset state: owed changes, told and shown marks,
     /// reminders (H77). Its part of the published list goes at the next rebuild.
-    pub fn remove_server(&mut self, server: &str) {
+    pub fn remove_server(&mut self, server: &ServerName) {
         self.servers.remove(server);
         for agent in self.agents.values_mut() {
             agent.forget_server(server);
@@ -165,12 +175,12 @@ impl Presenter {
     }
 
     /// The ids of the servers the presenter knows, sorted.
-    pub fn servers(&self) -> Vec<&str> {
-        self.servers.keys().map(String::as_str).collect()
+    pub fn servers(&self) -> Vec<&ServerName> {
+        self.servers.keys().collect()
     }
 
     /// The latest snapshot of a server.
-    pub fn snapshot(&self, server: &str) -> Option<&Snapshot> {
+    pub fn snapshot(&self, server: &ServerName) -> Option<&Snapshot> {
         self.servers.get(server).map(|e| &e.snap)
     }
 
@@ -194,7 +204,7 @@ impl Presenter {
     }
 
     /// The name the model calls a server's static tool by.
-    pub fn model_name(&self, server: &str, tool: &str) -> String {
+    pub fn model_name(&self, server: &ServerName, tool: &str) -> String {
         if self.multi() {
             projection::fit(&format!("{server}__{tool}"))
         } else {
@@ -243,7 +253,7 @@ impl Presenter {
     /// never seen. Returns true when the list changed.
     pub fn rebuild(&mut self) -> bool {
         let mut parts = BTreeMap::new();
-        let mut moves: Vec<(String, String, bool)> = Vec::new();
+        let mut moves: Vec<(ServerName, String, bool)> = Vec::new();
         for (id, e) in &self.servers {
             if !e.snap.listed() {
                 if let Some(old) = self.published.get(id) {
@@ -302,13 +312,13 @@ impl Presenter {
 
     /// Where a tool is in the published list: `Some(Static)` when offered by name,
     /// `Some(Dynamic)` when published as dynamic, `None` when never published.
-    fn published_presence(&self, server: &str, tool: &str) -> Option<Presence> {
+    fn published_presence(&self, server: &ServerName, tool: &str) -> Option<Presence> {
         self.published.get(server)?.presence.get(tool).copied()
     }
 
     /// H37: a call by name works while the published list or the latest list shows the
     /// tool static.
-    pub fn callable_by_name(&self, server: &str, tool: &str) -> bool {
+    pub fn callable_by_name(&self, server: &ServerName, tool: &str) -> bool {
         let latest = self
             .snapshot(server)
             .and_then(|s| s.tool(tool))
@@ -318,7 +328,7 @@ impl Presenter {
     }
 
     /// H37: act takes a tool while the published list or the latest list shows it dynamic.
-    pub fn actable(&self, server: &str, tool: &str) -> bool {
+    pub fn actable(&self, server: &ServerName, tool: &str) -> bool {
         let latest = self
             .snapshot(server)
             .and_then(|s| s.tool(tool))

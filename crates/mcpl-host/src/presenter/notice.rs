@@ -1,6 +1,7 @@
 //! Rendering changes as notice text for one agent: attributed server text (H54), ended
 //! records told once (H48), first sentences owed per agent (H50), bounded length (H73).
 
+use crate::names::ServerName;
 use std::collections::BTreeSet;
 
 use mcpl_protocol::rfc014::SuggestAction;
@@ -53,7 +54,7 @@ pub(super) fn title(server: &str, title: &str) -> String {
 
 /// The identity of a tool's effective definition in one place (H75).
 pub(super) fn shown_key(
-    server: &str,
+    server: &ServerName,
     snap: &crate::controller::Snapshot,
     tool: &str,
     instance: Option<&str>,
@@ -65,7 +66,7 @@ pub(super) fn shown_key(
 
 /// A pushed event as the agent reads it: where it happened and the server's own words,
 /// attributed (H54); an event without text shows its params as JSON (hints left out).
-pub fn event_line(server: &str, params: &Value) -> String {
+pub fn event_line(server: &ServerName, params: &Value) -> String {
     let at = params
         .get("toolset")
         .and_then(Value::as_str)
@@ -97,7 +98,7 @@ pub fn event_line(server: &str, params: &Value) -> String {
 pub(super) fn render_body(
     p: &Presenter,
     agent: &Agent,
-    server: &str,
+    server: &ServerName,
     body: &Body,
     marks: &mut Marks,
     full: bool,
@@ -143,7 +144,7 @@ fn render_change(
     p: &Presenter,
     agent: &Agent,
     entry: Option<&ServerEntry>,
-    server: &str,
+    server: &ServerName,
     c: &Change,
     marks: &mut Marks,
     full: bool,
@@ -284,7 +285,7 @@ fn render_change(
 fn describe(
     agent: &Agent,
     entry: Option<&ServerEntry>,
-    server: &str,
+    server: &ServerName,
     tool: &str,
     instance: Option<&str>,
     marks: &mut Marks,

@@ -2,6 +2,7 @@
 //! `[A-Za-z0-9_-]`, shortened with a hash when longer (Appendix B.1).
 
 use super::render;
+use crate::names::{InstanceName, ServerName};
 
 /// The longest tool name every model API accepts.
 pub const MAX_NAME: usize = 64;
@@ -29,12 +30,12 @@ pub fn fit(name: &str) -> String {
 
 /// The host-namespaced name a projected dynamic tool is shown under.
 pub fn projected_name(
-    server: &str,
+    server: &ServerName,
     toolset: Option<&str>,
     instance: Option<&str>,
     tool: &str,
 ) -> String {
-    let mut parts = vec![server];
+    let mut parts = vec![server.as_str()];
     parts.extend(toolset);
     parts.extend(instance);
     parts.push(tool);
@@ -62,7 +63,7 @@ impl super::Presenter {
 
     /// `(projected name, server, tool, instance)` for every projected tool; the instance is
     /// set exactly when the toolset is instanced (§8.4).
-    fn projection_routes(&self) -> Vec<(String, String, String, Option<String>)> {
+    fn projection_routes(&self) -> Vec<(String, ServerName, String, Option<InstanceName>)> {
         use mcpl_protocol::rfc014::Presence;
         let mut routes = Vec::new();
         for (id, e) in &self.servers {
@@ -78,9 +79,13 @@ impl super::Presenter {
                     _ => vec![None],
                 };
                 for inst in places {
+                    // The snapshot keeps only instance names that fit the grammar (H07).
+                    let Ok(instance) = inst.map(InstanceName::parse).transpose() else {
+                        continue;
+                    };
                     if snap.visible(name, inst) {
                         let pname = projected_name(id, t.toolset.as_deref(), inst, name);
-                        routes.push((pname, id.clone(), name.clone(), inst.map(str::to_owned)));
+                        routes.push((pname, id.clone(), name.clone(), instance));
                     }
                 }
             }
@@ -89,7 +94,10 @@ impl super::Presenter {
     }
 
     /// Routes a projected name to its server, tool and instance.
-    pub(super) fn route_projected(&self, model: &str) -> Option<(String, String, Option<String>)> {
+    pub(super) fn route_projected(
+        &self,
+        model: &str,
+    ) -> Option<(ServerName, String, Option<InstanceName>)> {
         self.projection_routes()
             .into_iter()
             .find(|(n, ..)| n == model)
@@ -101,15 +109,19 @@ impl super::Presenter {
 mod tests {
     use super::*;
 
+    fn name(s: &str) -> ServerName {
+        ServerName::parse(s).unwrap()
+    }
+
     #[test]
     fn s8_4_names_fit_64_and_stay_distinct() {
         assert_eq!(
-            projected_name("arcade", Some("game"), Some("vs-ada"), "play"),
+            projected_name(&name("arcade"), Some("game"), Some("vs-ada"), "play"),
             "arcade__game__vs-ada__play"
         );
         let a = "a".repeat(32);
-        let long1 = projected_name("server", Some(&a), Some(&a), "play");
-        let long2 = projected_name("server", Some(&a), Some(&a), "pass");
+        let long1 = projected_name(&name("server"), Some(&a), Some(&a), "play");
+        let long2 = projected_name(&name("server"), Some(&a), Some(&a), "pass");
         assert!(long1.len() <= MAX_NAME && long2.len() <= MAX_NAME);
         assert_ne!(long1, long2);
     }
@@ -121,7 +133,7 @@ mod tests {
             "a-b_c9",
             "a name already in the class is kept"
         );
-        let dotted = projected_name("arcade.local", Some("game"), None, "play");
+        let dotted = projected_name(&name("arcade"), Some("game"), None, "play.now");
         assert!(
             dotted.len() <= MAX_NAME
                 && dotted
@@ -129,11 +141,11 @@ mod tests {
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
             "{dotted}"
         );
-        assert!(dotted.starts_with("arcade_local__game__play_"), "{dotted}");
+        assert!(dotted.starts_with("arcade__game__play_now_"), "{dotted}");
         // A replaced character changes the name, so it cannot meet the name it now resembles.
         assert_ne!(
             dotted,
-            projected_name("arcade_local", Some("game"), None, "play")
+            projected_name(&name("arcade"), Some("game"), None, "play_now")
         );
     }
 }

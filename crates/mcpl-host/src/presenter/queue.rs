@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use mcpl_protocol::rfc014::SuggestEntry;
 
 use crate::controller::{Change, Pending, PushEvent, ReadSeq};
+use crate::names::ServerName;
 
 /// Names one piece of text handed to the embedder; report it with
 /// [`Presenter::stored`](super::Presenter::stored) or
@@ -47,14 +48,14 @@ pub(super) enum State {
 
 #[derive(Debug, Clone)]
 pub(super) struct Entry {
-    pub(super) server: String,
+    pub(super) server: ServerName,
     pub(super) body: Body,
     pub(super) state: State,
 }
 
-pub(super) type ShownKey = (String, String, String);
-pub(super) type EndedKey = (String, String, String);
-pub(super) type AnnounceKey = (String, String, Option<String>);
+pub(super) type ShownKey = (ServerName, String, String);
+pub(super) type EndedKey = (ServerName, String, String);
+pub(super) type AnnounceKey = (ServerName, String, Option<String>);
 
 /// What storing a piece of text commits.
 #[derive(Debug, Clone, Default)]
@@ -68,35 +69,42 @@ pub(super) struct Marks {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Agent {
     pub(super) entries: Vec<Entry>,
-    pub(super) takers: BTreeSet<(String, Pending)>,
+    pub(super) takers: BTreeSet<(ServerName, Pending)>,
     pub(super) told_ended: BTreeSet<EndedKey>,
     pub(super) shown: BTreeSet<ShownKey>,
     pub(super) announced: BTreeMap<AnnounceKey, Token>,
     pub(super) out: BTreeMap<Token, Marks>,
     /// Pushes delivered before their change was applied (held on Streamable HTTP): their
     /// change, when it comes, is owed as a notice instead of waiting for the push.
-    pub(super) early_events: VecDeque<(String, ReadSeq)>,
+    pub(super) early_events: VecDeque<(ServerName, ReadSeq)>,
 }
 
 /// How many early pushes an agent remembers.
 pub(super) const EARLY_EVENTS: usize = 256;
 
 impl Agent {
-    pub(super) fn push_owed(&mut self, server: &str, body: Body) {
+    pub(super) fn push_owed(&mut self, server: &ServerName, body: Body) {
         self.entries.push(Entry {
-            server: server.to_owned(),
+            server: server.clone(),
             body,
             state: State::Owed,
         });
     }
 
-    pub(super) fn forget_ended(&mut self, server: &str, principal: &str, id: &str) {
-        self.told_ended
-            .remove(&(server.to_owned(), principal.to_owned(), id.to_owned()));
+    /// Drops owed host words (link and withheld sentences) equal to one of `texts`.
+    pub(super) fn forget_owed_links(&mut self, texts: &[String]) {
+        self.entries.retain(|e| {
+            !(e.state == State::Owed && matches!(&e.body, Body::Link(t) if texts.contains(t)))
+        });
     }
 
-    pub(super) fn forget_server(&mut self, server: &str) {
-        self.entries.retain(|e| e.server != server);
+    pub(super) fn forget_ended(&mut self, server: &ServerName, principal: &str, id: &str) {
+        self.told_ended
+            .remove(&(server.clone(), principal.to_owned(), id.to_owned()));
+    }
+
+    pub(super) fn forget_server(&mut self, server: &ServerName) {
+        self.entries.retain(|e| &e.server != server);
         self.takers.retain(|(s, _)| s != server);
         self.told_ended.retain(|(s, _, _)| s != server);
         self.shown.retain(|(s, _, _)| s != server);

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::{META_ACT, META_OPEN};
+use crate::names::ServerName;
 
 /// What a call asked for, in a refusal's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,21 +52,21 @@ pub enum Refusal {
         /// The name given.
         server: String,
         /// The servers that do.
-        presenting: Vec<String>,
+        presenting: Vec<ServerName>,
     },
     /// No server has this name.
     UnknownServer {
         /// The name given.
         server: String,
         /// The servers there are.
-        servers: Vec<String>,
+        servers: Vec<ServerName>,
     },
     /// The named server does not have what was asked for.
     NotOnServer {
         /// What was asked for.
         wanted: Wanted,
         /// The server named.
-        server: String,
+        server: ServerName,
         /// What it has, in words.
         has: String,
     },
@@ -81,7 +82,7 @@ pub enum Refusal {
         /// What was asked for.
         wanted: Wanted,
         /// The servers that have it.
-        servers: Vec<String>,
+        servers: Vec<ServerName>,
     },
     /// The server went away between resolving and planning.
     ServerGone,
@@ -135,6 +136,8 @@ pub enum Refusal {
     },
     /// The tool's toolset is not open.
     ToolsetNotOpen {
+        /// The server that has it.
+        server: ServerName,
         /// The toolset.
         toolset: String,
     },
@@ -159,12 +162,12 @@ pub enum Refusal {
         /// The tool's listed name.
         tool: String,
         /// Its server.
-        server: String,
+        server: ServerName,
     },
 }
 
 /// Names as `` `a`, `b` ``, or "none".
-pub(super) fn list(names: &[String]) -> String {
+pub(super) fn list(names: &[impl fmt::Display]) -> String {
     if names.is_empty() {
         "none".to_owned()
     } else {
@@ -239,9 +242,10 @@ impl fmt::Display for Refusal {
                 "`{tool}` is not a dynamic tool; call it by name as `{model}`"
             ),
             Refusal::NoTool { tool } => write!(f, "no tool `{tool}`"),
-            Refusal::ToolsetNotOpen { toolset } => write!(
+            Refusal::ToolsetNotOpen { server, toolset } => write!(
                 f,
-                "toolset `{toolset}` is not open; open it with {META_OPEN}"
+                "toolset `{toolset}` is not open; open it with {}",
+                open_call(server, toolset)
             ),
             Refusal::NotAvailable { tool, place } => {
                 write!(f, "`{tool}` is not available now in {place}")
@@ -261,3 +265,9 @@ impl fmt::Display for Refusal {
 }
 
 impl std::error::Error for Refusal {}
+
+/// The exact call that opens `toolset` on `server`, as the model would make it.
+pub fn open_call(server: &str, toolset: &str) -> String {
+    let args = serde_json::json!({"server": server, "toolset": toolset});
+    format!("{META_OPEN} {args}")
+}

@@ -2,6 +2,7 @@
 //! ride with a result; and the told marks (ended ids, shown first sentences, announcements)
 //! that are committed only once the text carrying them was stored (H41-H54).
 
+use crate::names::ServerName;
 use std::collections::BTreeSet;
 
 use mcpl_protocol::rfc014::Presence;
@@ -20,8 +21,8 @@ pub struct AgentId(pub String);
 pub struct WindowItem {
     /// Report the outcome of storing this text under this token.
     pub token: Token,
-    /// The server the text is about.
-    pub server: String,
+    /// The server the text is about; `None` for text about several (look, a reminder).
+    pub server: Option<ServerName>,
     /// The text, with every server-written part attributed to the server (H54).
     pub text: String,
 }
@@ -29,7 +30,10 @@ pub struct WindowItem {
 impl Presenter {
     /// Registers an agent window; changes read from now on are owed to it.
     pub fn add_agent(&mut self, agent: AgentId) {
-        self.agents.entry(agent).or_default();
+        if !self.agents.contains_key(&agent) {
+            self.agents.entry(agent.clone()).or_default();
+            self.tell_withheld(&agent);
+        }
     }
 
     /// Forgets an agent. Changes claimed for it are lost with it only if no other agent
@@ -40,13 +44,13 @@ impl Presenter {
 
     /// Registers the agent as the taker of a request's change, before the request is sent
     /// (H42): a change its answer carries rides with the answer.
-    pub fn register_taker(&mut self, agent: &AgentId, server: &str, pending: Pending) {
+    pub fn register_taker(&mut self, agent: &AgentId, server: &ServerName, pending: Pending) {
         if let Some(a) = self.agents.get_mut(agent) {
             a.takers.insert((server.to_owned(), pending));
         }
     }
 
-    fn push_entry(&mut self, server: &str, body: Body, state_for: impl Fn(&Agent) -> State) {
+    fn push_entry(&mut self, server: &ServerName, body: Body, state_for: impl Fn(&Agent) -> State) {
         for a in self.agents.values_mut() {
             let state = state_for(a);
             a.entries.push(Entry {
@@ -59,7 +63,7 @@ impl Presenter {
 
     /// A controller's `Changed` effect, handled as it is polled (read time, H42): claimed by
     /// the request's registered taker, kept for the push's delivery, or owed as a notice.
-    pub fn handle_change(&mut self, server: &str, change: &Change) {
+    pub fn handle_change(&mut self, server: &ServerName, change: &Change) {
         let body = Body::Change(change.clone());
         let carrier = change.carrier.clone();
         let seq = change.seq;
@@ -78,12 +82,39 @@ impl Presenter {
     }
 
     /// A controller's `Event` effect: the push is delivered with its own change (H47).
-    pub fn handle_event(&mut self, server: &str, ev: &PushEvent) {
-        for a in self.agents.values_mut() {
+    pub fn handle_event(&mut self, server: &ServerName, ev: &PushEvent) {
+        self.handle_event_told(server, ev, &BTreeSet::new());
+    }
+
+    /// [`handle_event`](Self::handle_event) where the agents in `told` were told the event
+    /// already (an MCPL client of a surface, as its own `push/event`): they are not told it
+    /// again as news; the change it carried is still owed to them.
+    pub fn handle_event_told(
+        &mut self,
+        server: &ServerName,
+        ev: &PushEvent,
+        told: &BTreeSet<AgentId>,
+    ) {
+        for (id, a) in &mut self.agents {
+            if told.contains(id) {
+                if let Some(e) = a
+                    .entries
+                    .iter_mut()
+                    .find(|e| &e.server == server && e.state == State::AwaitEvent(ev.seq))
+                {
+                    e.state = State::Owed;
+                } else {
+                    a.early_events.push_back((server.to_owned(), ev.seq));
+                    if a.early_events.len() > EARLY_EVENTS {
+                        a.early_events.pop_front();
+                    }
+                }
+                continue;
+            }
             let waiting = a
                 .entries
                 .iter_mut()
-                .find(|e| e.server == server && e.state == State::AwaitEvent(ev.seq));
+                .find(|e| &e.server == server && e.state == State::AwaitEvent(ev.seq));
             match waiting {
                 Some(e) => {
                     if let Body::Change(c) = &e.body {
@@ -113,7 +144,7 @@ impl Presenter {
     }
 
     /// A controller's `Notice` effect (a suggestion): owed like a change (§7).
-    pub fn handle_notice(&mut self, server: &str, notice: &Notice) {
+    pub fn handle_notice(&mut self, server: &ServerName, notice: &Notice) {
         match notice {
             Notice::Suggestion { entry, .. } => {
                 self.push_entry(server, Body::Suggestion(entry.clone()), |_| State::Owed);
@@ -121,7 +152,7 @@ impl Presenter {
         }
     }
 
-    pub(super) fn push_move(&mut self, server: &str, tool: &str, now_static: bool) {
+    pub(super) fn push_move(&mut self, server: &ServerName, tool: &str, now_static: bool) {
         let body = Body::Move {
             tool: tool.to_owned(),
             now_static,
@@ -177,7 +208,7 @@ impl Presenter {
                     a.out.insert(token, marks);
                     return Some(WindowItem {
                         token,
-                        server: e.server,
+                        server: Some(e.server),
                         text,
                     });
                 }
@@ -192,7 +223,7 @@ impl Presenter {
     pub fn take(
         &mut self,
         agent: &AgentId,
-        server: &str,
+        server: &ServerName,
         pending: Pending,
         room: Option<usize>,
     ) -> Option<WindowItem> {
@@ -201,13 +232,13 @@ impl Presenter {
         let claimed = a
             .entries
             .iter()
-            .position(|e| e.server == server && e.state == State::Claimed(pending))?;
+            .position(|e| &e.server == server && e.state == State::Claimed(pending))?;
         // Earlier changes of this server still owed ride along, in read order (H46, H66;
         // without the grant this is their only way to the agent, H47).
         let picks: Vec<usize> = (0..=claimed)
             .filter(|&i| {
                 let e = &a.entries[i];
-                i == claimed || (e.server == server && e.state == State::Owed)
+                i == claimed || (&e.server == server && e.state == State::Owed)
             })
             .collect();
         let a = self.agents.get(agent)?;
@@ -236,28 +267,28 @@ impl Presenter {
         a.out.insert(token, marks);
         Some(WindowItem {
             token,
-            server: server.to_owned(),
+            server: Some(server.clone()),
             text,
         })
     }
 
     /// Whether a change read for this request is claimed by the agent, waiting to ride with
     /// its answer.
-    pub fn claims(&self, agent: &AgentId, server: &str, pending: Pending) -> bool {
+    pub fn claims(&self, agent: &AgentId, server: &ServerName, pending: Pending) -> bool {
         self.agents.get(agent).is_some_and(|a| {
             a.entries
                 .iter()
-                .any(|e| e.server == server && e.state == State::Claimed(pending))
+                .any(|e| &e.server == server && e.state == State::Claimed(pending))
         })
     }
 
     /// The taker stopped waiting (turn cancelled, call failed after its result was read,
     /// H45, H87): its claimed change becomes owed again, at its place in read order.
-    pub fn release(&mut self, agent: &AgentId, server: &str, pending: Pending) {
+    pub fn release(&mut self, agent: &AgentId, server: &ServerName, pending: Pending) {
         if let Some(a) = self.agents.get_mut(agent) {
             a.takers.remove(&(server.to_owned(), pending));
             for e in &mut a.entries {
-                if e.server == server && e.state == State::Claimed(pending) {
+                if &e.server == server && e.state == State::Claimed(pending) {
                     e.state = State::Owed;
                 }
             }
@@ -300,7 +331,7 @@ impl Presenter {
 
     /// Renders a change for a result that may never reach an agent (H52): every tool it
     /// names is described in full, and nothing is marked.
-    pub fn render_detached(&self, server: &str, change: &Change) -> Option<String> {
+    pub fn render_detached(&self, server: &ServerName, change: &Change) -> Option<String> {
         let agent = Agent::default();
         let mut marks = Marks::default();
         let lines = render_body(
@@ -318,7 +349,7 @@ impl Presenter {
     pub(super) fn hand_out(
         &mut self,
         agent: &AgentId,
-        server: &str,
+        server: Option<&ServerName>,
         text: String,
         marks: Marks,
     ) -> WindowItem {
@@ -328,7 +359,7 @@ impl Presenter {
         }
         WindowItem {
             token,
-            server: server.to_owned(),
+            server: server.cloned(),
             text,
         }
     }
@@ -378,7 +409,7 @@ impl Presenter {
             super::META_ACT,
             lines.join("\n")
         );
-        Some(self.hand_out(agent, "", text, marks))
+        Some(self.hand_out(agent, None, text, marks))
     }
 
     /// Marks look's rendered tools as shown once its text is stored (H51).

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use mcpl_host::controller::{Change, ChangeItem, Effect, Pending};
-use mcpl_host::{Controller, ControllerConfig, Transport};
+use mcpl_host::{Controller, ControllerConfig, ServerName, Transport};
 use mcpl_protocol::jsonrpc::{
     ErrorCode, ErrorObject, Message, Notification, Request, RequestId, Response,
 };
@@ -468,7 +468,7 @@ pub struct Pair {
 }
 
 pub fn config(server: &Server) -> ControllerConfig {
-    let mut cfg = ControllerConfig::new("arcade", "alice");
+    let mut cfg = ControllerConfig::new(sn("arcade"), "alice");
     cfg.manifest = Some(server.manifest.clone());
     cfg
 }
@@ -785,8 +785,13 @@ pub struct Host {
     pub cap: Option<usize>,
 }
 
+/// A server name the tests know is in the grammar.
+pub fn sn(name: &str) -> ServerName {
+    ServerName::parse(name).expect("a test server name fits the grammar")
+}
+
 pub fn named_config(name: &str, s: &Server) -> ControllerConfig {
-    let mut cfg = ControllerConfig::new(name, "alice");
+    let mut cfg = ControllerConfig::new(sn(name), "alice");
     cfg.manifest = Some(s.manifest.clone());
     cfg
 }
@@ -836,9 +841,9 @@ impl Host {
             p.run();
             for e in std::mem::take(&mut p.unforwarded).iter() {
                 match e {
-                    Effect::Changed(c) => self.pres.handle_change(name, c),
-                    Effect::Event(ev) => self.pres.handle_event(name, ev),
-                    Effect::Notice(n) => self.pres.handle_notice(name, n),
+                    Effect::Changed(c) => self.pres.handle_change(&sn(name), c),
+                    Effect::Event(ev) => self.pres.handle_event(&sn(name), ev),
+                    Effect::Notice(n) => self.pres.handle_notice(&sn(name), n),
                     _ => {}
                 }
             }

@@ -136,6 +136,13 @@ macro_rules! checked_name {
             }
         }
 
+        impl std::ops::Deref for $ty {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
         impl AsRef<str> for $ty {
             fn as_ref(&self) -> &str {
                 &self.0

@@ -1,10 +1,10 @@
 //! Newline-delimited JSON over a byte stream (MCP stdio): one message per line.
 
-use super::{Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use super::{Guard, Inbound, Transport, TransportKind};
 use bytes::Bytes;
 use mcpl_protocol::frame::{self, FrameError, Limits};
+use mcpl_protocol::sniff::SNIFF_BYTES;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
 
 /// Spawns the reader and writer tasks of a line transport.
 pub(super) fn spawn<R, W>(kind: TransportKind, reader: R, writer: W, limits: Limits) -> Transport
@@ -12,8 +12,8 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (in_tx, in_rx) = crate::transport::inbound_queue();
+    let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
     let reader_task = tokio::spawn(read_lines(reader, limits, in_tx.clone()));
     let writer_task = tokio::spawn(write_lines(writer, out_rx, in_tx));
     Transport {
@@ -36,12 +36,14 @@ where
 pub(super) async fn read_lines<R: AsyncRead + Unpin>(
     reader: R,
     limits: Limits,
-    tx: mpsc::Sender<Inbound>,
+    tx: crate::transport::InboundSender,
 ) {
     let mut reader = BufReader::new(reader);
     let mut line: Vec<u8> = Vec::new();
     // While skipping an oversized line: how many bytes it has had so far.
     let mut skipped: Option<usize> = None;
+    // The first bytes of the line being skipped, for the id of the error reply.
+    let mut prefix: Vec<u8> = Vec::new();
     loop {
         let buf = match reader.fill_buf().await {
             Ok(buf) => buf,
@@ -68,6 +70,9 @@ pub(super) async fn read_lines<R: AsyncRead + Unpin>(
             Some(n) => *n += chunk.len(),
             None if line.len() + chunk.len() > limits.max_frame_bytes => {
                 skipped = Some(line.len() + chunk.len());
+                prefix = line;
+                prefix.extend_from_slice(&chunk[..chunk.len().min(SNIFF_BYTES)]);
+                prefix.truncate(SNIFF_BYTES);
                 line = Vec::new();
             }
             None => line.extend_from_slice(chunk),
@@ -79,10 +84,11 @@ pub(super) async fn read_lines<R: AsyncRead + Unpin>(
         }
         let inbound = match skipped.take() {
             Some(len) => Inbound::Refused {
-                error: FrameError::TooLarge {
+                error: FrameError::too_large(
                     len,
-                    max: limits.max_frame_bytes,
-                },
+                    limits.max_frame_bytes,
+                    &std::mem::take(&mut prefix),
+                ),
                 answered: false,
             },
             None => {
@@ -110,8 +116,8 @@ fn is_blank(line: &[u8]) -> bool {
 /// A write failure is reported as the connection closing.
 pub(super) async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::UnboundedReceiver<Outbound>,
-    tx: mpsc::Sender<Inbound>,
+    mut rx: crate::transport::OutboundReceiver,
+    tx: crate::transport::InboundSender,
 ) {
     while let Some(out) = rx.recv().await {
         // Compact JSON escapes newlines inside strings, so a message is always one line.

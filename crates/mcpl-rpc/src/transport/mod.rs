@@ -12,11 +12,15 @@
 pub mod child;
 pub mod http;
 mod lines;
+pub mod origin;
+pub mod tls;
 pub mod ws;
 
 use bytes::Bytes;
 use mcpl_protocol::frame::{FrameError, Limits};
 use mcpl_protocol::jsonrpc::{Message, RequestId};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -83,9 +87,156 @@ pub struct Outbound {
 #[derive(Debug)]
 pub struct TransportEnds {
     /// Where frames read off the wire go, in read order.
-    pub inbound: mpsc::Sender<Inbound>,
-    /// The messages to write, in order.
-    pub outbound: mpsc::UnboundedReceiver<Outbound>,
+    pub inbound: InboundSender,
+    /// The messages to write, in order. At most the transport's outbound capacity wait here;
+    /// a peer that would queue more closes the connection (see [`OUTBOUND_CAPACITY`]).
+    pub outbound: OutboundReceiver,
+}
+
+/// The sending end of a transport's inbound queue: frames read off the wire, in read order.
+/// Bounded: a reader waits while the peer is [`INBOUND_CAPACITY`] frames behind. Each entry
+/// is boxed, so an idle connection's queue costs a few hundred bytes, not kilobytes.
+#[derive(Debug, Clone)]
+pub struct InboundSender(mpsc::Sender<Box<Inbound>>);
+
+impl InboundSender {
+    /// Queues `inbound`, waiting for room; gives it back when the peer is gone.
+    pub async fn send(&self, inbound: Inbound) -> Result<(), Inbound> {
+        self.0.send(Box::new(inbound)).await.map_err(|e| *e.0)
+    }
+}
+
+/// The receiving end of a transport's inbound queue.
+#[derive(Debug)]
+pub(crate) struct InboundReceiver(mpsc::Receiver<Box<Inbound>>);
+
+impl InboundReceiver {
+    /// The next frame read, or `None` when every sender is gone.
+    pub async fn recv(&mut self) -> Option<Inbound> {
+        self.0.recv().await.map(|b| *b)
+    }
+}
+
+/// A bounded inbound queue of [`INBOUND_CAPACITY`] frames.
+pub(crate) fn inbound_queue() -> (InboundSender, InboundReceiver) {
+    let (tx, rx) = mpsc::channel(INBOUND_CAPACITY);
+    (InboundSender(tx), InboundReceiver(rx))
+}
+
+/// The receiving end of a transport's outbound queue, for whoever writes to the wire.
+#[derive(Debug)]
+pub struct OutboundReceiver(mpsc::Receiver<Box<Outbound>>);
+
+impl OutboundReceiver {
+    /// The next message to write, or `None` when the peer closed.
+    pub async fn recv(&mut self) -> Option<Outbound> {
+        self.0.recv().await.map(|b| *b)
+    }
+}
+
+/// How a client transport ([`http::connect_with`], [`ws::connect_with`]) connects: headers
+/// sent with every request or the handshake, frame limits, and whom it trusts for
+/// `https://` and `wss://`.
+#[derive(Debug, Clone, Default)]
+pub struct ClientOptions {
+    /// Headers for every request (`Authorization: Bearer TOKEN`, say).
+    pub headers: Vec<(String, String)>,
+    /// Limits on frames read.
+    pub limits: Limits,
+    /// Trust for TLS; `None`: the web roots only.
+    pub tls: Option<tls::ClientTls>,
+}
+
+impl ClientOptions {
+    /// No headers, default limits, the web roots.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Adds `Authorization: Bearer TOKEN`.
+    pub fn bearer(self, token: &str) -> Self {
+        self.header("Authorization", &format!("Bearer {token}"))
+    }
+
+    /// Sets the frame limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Trusts the CA certificates in the PEM file `ca` besides the web roots (`--ca FILE`).
+    pub fn ca_file(mut self, ca: &std::path::Path) -> Result<Self, crate::RpcError> {
+        self.tls = Some(tls::ClientTls::with_ca_file(ca)?);
+        Ok(self)
+    }
+
+    /// Sets whom TLS trusts.
+    pub fn tls(mut self, tls: tls::ClientTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// The headers as `(name, value)` pairs of `&str`.
+    fn header_pairs(&self) -> Vec<(&str, &str)> {
+        self.headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect()
+    }
+}
+
+/// How many messages may wait for a transport's writer by default. A connection whose other
+/// side reads so slowly that more pile up is closed, with a log line saying so, instead of
+/// growing without bound.
+pub const OUTBOUND_CAPACITY: usize = 4096;
+
+/// The sending end of a transport's bounded outbound queue.
+#[derive(Debug, Clone)]
+pub(crate) struct OutboundQueue {
+    tx: mpsc::Sender<Box<Outbound>>,
+    overflowed: Arc<AtomicBool>,
+}
+
+/// A bounded outbound queue of `capacity` messages.
+pub(crate) fn outbound_queue(capacity: usize) -> (OutboundQueue, OutboundReceiver) {
+    let (tx, rx) = mpsc::channel(capacity.max(1));
+    let queue = OutboundQueue {
+        tx,
+        overflowed: Arc::new(AtomicBool::new(false)),
+    };
+    (queue, OutboundReceiver(rx))
+}
+
+impl OutboundQueue {
+    /// Queues `out` for the writer. When the queue is full the other side is too slow: the
+    /// queue is marked overflowed (the peer then closes the connection) and `out` is dropped.
+    pub fn send(&self, out: Outbound) -> Result<(), Box<Outbound>> {
+        match self.tx.try_send(Box::new(out)) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(out)) => {
+                if !self.overflowed.swap(true, Ordering::SeqCst) {
+                    tracing::warn!(
+                        "closing the connection: the other side reads too slowly ({} messages \
+                         queued for it)",
+                        self.tx.max_capacity()
+                    );
+                }
+                Err(out)
+            }
+            Err(mpsc::error::TrySendError::Closed(out)) => Err(out),
+        }
+    }
+
+    /// Whether a message was refused because the queue was full.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed.load(Ordering::SeqCst)
+    }
 }
 
 /// A connection's wire: frames in, messages out. Hand it to [`crate::Peer::start`].
@@ -95,8 +246,8 @@ pub struct TransportEnds {
 pub struct Transport {
     pub(crate) kind: TransportKind,
     pub(crate) limits: Limits,
-    pub(crate) inbound: mpsc::Receiver<Inbound>,
-    pub(crate) outbound: mpsc::UnboundedSender<Outbound>,
+    pub(crate) inbound: InboundReceiver,
+    pub(crate) outbound: OutboundQueue,
     pub(crate) guard: Guard,
     pub(crate) stderr: Option<child::StderrLines>,
 }
@@ -131,8 +282,18 @@ impl Transport {
     /// A transport whose frames are moved by the caller: the returned ends take frames read
     /// and give messages to write.
     pub fn from_channels(kind: TransportKind, limits: Limits) -> (Transport, TransportEnds) {
-        let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
-        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        Transport::from_channels_with(kind, limits, OUTBOUND_CAPACITY)
+    }
+
+    /// [`Transport::from_channels`] with room for `outbound_capacity` messages waiting to be
+    /// written; a peer that would queue more closes the connection.
+    pub fn from_channels_with(
+        kind: TransportKind,
+        limits: Limits,
+        outbound_capacity: usize,
+    ) -> (Transport, TransportEnds) {
+        let (in_tx, in_rx) = inbound_queue();
+        let (out_tx, out_rx) = outbound_queue(outbound_capacity);
         let transport = Transport {
             kind,
             limits,
@@ -193,6 +354,12 @@ impl Transport {
         self.limits
     }
 
+    /// Whether the other side read so slowly that the outbound queue overflowed (the peer
+    /// then closes the connection).
+    pub(crate) fn overflowed(&self) -> bool {
+        self.outbound.overflowed()
+    }
+
     /// Stops the transport: queued messages are written, the writer closes its side, then
     /// readers stop and a child process gets a short grace period before it is killed.
     pub(crate) async fn shutdown(self) {
@@ -202,9 +369,15 @@ impl Transport {
             inbound,
             ..
         } = self;
+        let overflowed = outbound.overflowed();
         drop(outbound);
         if let Some(writer) = guard.writer.take() {
-            let _ = writer.await;
+            if overflowed {
+                // The other side does not read: what is queued would never be written.
+                writer.abort();
+            } else {
+                let _ = writer.await;
+            }
         }
         drop(inbound);
         if let Some(mut child) = guard.child.take() {

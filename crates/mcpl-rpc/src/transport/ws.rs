@@ -1,13 +1,13 @@
-//! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2).
+//! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2), over plain
+//! TCP (`ws://`) or TLS (`wss://`, see [`super::tls`]).
 
-use super::{Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use super::{ClientOptions, Guard, Inbound, Transport, TransportKind};
 use crate::error::RpcError;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use mcpl_protocol::frame::{FrameError, Limits};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -34,6 +34,38 @@ pub struct Rejection {
     pub message: String,
 }
 
+impl Handshake {
+    /// Whether the handshake's `Origin` (if any) is one `allowed` permits; a server refuses
+    /// the others with 403 (see [`Rejection::forbidden_origin`]).
+    pub fn origin_permitted(&self, allowed: &super::origin::AllowedOrigins) -> bool {
+        let origin = self
+            .headers
+            .get("origin")
+            .map(|v| v.to_str().unwrap_or("?"));
+        allowed.permits(origin)
+    }
+}
+
+impl Rejection {
+    /// The 403 for a handshake from an origin that is not allowed; logged.
+    pub fn forbidden_origin(handshake: &Handshake) -> Rejection {
+        let origin = handshake
+            .headers
+            .get("origin")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default();
+        let origin = mcpl_protocol::clip::clip(&origin).into_owned();
+        tracing::warn!(%origin, "refused a websocket from a foreign origin");
+        Rejection {
+            status: StatusCode::FORBIDDEN,
+            message: format!("origin `{origin}` is not allowed"),
+        }
+    }
+}
+
+/// The WebSocket read buffer per connection.
+const READ_BUFFER: usize = 4 * 1024;
+
 /// tungstenite's own cap: frames between our cap and this are read whole and refused with an
 /// error (the connection survives); beyond it tungstenite ends the connection.
 fn ws_config(limits: &Limits) -> WebSocketConfig {
@@ -41,30 +73,60 @@ fn ws_config(limits: &Limits) -> WebSocketConfig {
         .max_frame_bytes
         .saturating_mul(4)
         .max(16 * 1024 * 1024);
+    // Small buffers: tungstenite's defaults (128 KiB each way) made every idle connection
+    // cost a quarter megabyte, and the allocator kept it after the connection closed.
     WebSocketConfig::default()
         .max_message_size(Some(hard))
         .max_frame_size(Some(hard))
+        .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(0)
+        .max_write_buffer_size(limits.max_frame_bytes.saturating_mul(4).max(hard))
 }
 
-/// Opens a WebSocket to `url` (`ws://`; `wss://` is not built in), sending `headers` with
-/// the handshake.
+/// Opens a WebSocket to `url` (`ws://` or `wss://`), sending `headers` with the handshake.
 pub async fn connect(
     url: &str,
     headers: &[(&str, &str)],
     limits: Limits,
 ) -> Result<Transport, RpcError> {
+    let mut options = ClientOptions::new().limits(limits);
+    for (name, value) in headers {
+        options = options.header(name, value);
+    }
+    connect_with(url, &options).await
+}
+
+/// Opens a WebSocket to `url` (`ws://`, or `wss://` trusting the web roots and
+/// [`ClientOptions::tls`]) with `options`.
+pub async fn connect_with(url: &str, options: &ClientOptions) -> Result<Transport, RpcError> {
+    let limits = options.limits;
     let mut request = url
         .into_client_request()
         .map_err(|e| RpcError::Transport(format!("bad websocket url `{url}`: {e}")))?;
-    for (name, value) in headers {
+    for (name, value) in options.header_pairs() {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|e| RpcError::Transport(format!("bad header name `{name}`: {e}")))?;
         let value = HeaderValue::from_str(value)
             .map_err(|e| RpcError::Transport(format!("bad value for header `{name}`: {e}")))?;
         request.headers_mut().insert(name, value);
     }
+    if request.uri().scheme_str() != Some("wss") {
+        let (stream, _) =
+            tokio_tungstenite::connect_async_with_config(request, Some(ws_config(&limits)), false)
+                .await
+                .map_err(|e| RpcError::Transport(format!("websocket connect to `{url}`: {e}")))?;
+        return Ok(spawn(stream, limits));
+    }
+    let host = request
+        .uri()
+        .host()
+        .ok_or_else(|| RpcError::Transport(format!("no host in `{url}`")))?
+        .to_owned();
+    let port = request.uri().port_u16().unwrap_or(443);
+    let tls = options.tls.clone().unwrap_or_default();
+    let stream = tls.connect(&host, port).await?;
     let (stream, _) =
-        tokio_tungstenite::connect_async_with_config(request, Some(ws_config(&limits)), false)
+        tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(&limits)))
             .await
             .map_err(|e| RpcError::Transport(format!("websocket connect to `{url}`: {e}")))?;
     Ok(spawn(stream, limits))
@@ -91,12 +153,13 @@ pub async fn accept(stream: TcpStream, limits: Limits) -> Result<(Transport, Han
 #[allow(clippy::result_large_err)]
 /// Accepts a WebSocket if `check` approves its handshake; `check` returns what the server
 /// wants to keep (a principal), or a rejection sent back as an HTTP error.
-pub async fn accept_with<T, F>(
-    stream: TcpStream,
+pub async fn accept_with<S, T, F>(
+    stream: S,
     limits: Limits,
     check: F,
 ) -> Result<(Transport, T), RpcError>
 where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     F: FnOnce(&Handshake) -> Result<T, Rejection>,
 {
     let mut kept = None;
@@ -137,8 +200,8 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (sink, stream) = ws.split();
-    let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (in_tx, in_rx) = crate::transport::inbound_queue();
+    let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
     let reader = tokio::spawn(read_frames(stream, limits, in_tx.clone()));
     let writer = tokio::spawn(write_frames(sink, out_rx, in_tx));
     Transport {
@@ -158,7 +221,7 @@ where
 async fn read_frames<S>(
     mut stream: futures_util::stream::SplitStream<WebSocketStream<S>>,
     limits: Limits,
-    tx: mpsc::Sender<Inbound>,
+    tx: crate::transport::InboundSender,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -173,11 +236,9 @@ async fn read_frames<S>(
             Some(Ok(_)) => continue, // ping and pong are tungstenite's business
         };
         let inbound = if bytes.len() > limits.max_frame_bytes {
+            let prefix = &bytes[..bytes.len().min(mcpl_protocol::sniff::SNIFF_BYTES)];
             Inbound::Refused {
-                error: FrameError::TooLarge {
-                    len: bytes.len(),
-                    max: limits.max_frame_bytes,
-                },
+                error: FrameError::too_large(bytes.len(), limits.max_frame_bytes, prefix),
                 answered: false,
             }
         } else {
@@ -192,8 +253,8 @@ async fn read_frames<S>(
 
 async fn write_frames<S>(
     mut sink: futures_util::stream::SplitSink<WebSocketStream<S>, WsMessage>,
-    mut rx: mpsc::UnboundedReceiver<Outbound>,
-    tx: mpsc::Sender<Inbound>,
+    mut rx: crate::transport::OutboundReceiver,
+    tx: crate::transport::InboundSender,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {

@@ -243,7 +243,7 @@ impl Cutter {
     pub fn specs(names: &[&str]) -> Vec<ServerSpec> {
         names
             .iter()
-            .map(|n| ServerSpec::new(*n, Target::Embedded))
+            .map(|n| ServerSpec::new(mcpl_host::ServerName::parse(n).unwrap(), Target::Embedded))
             .collect()
     }
 }
@@ -258,7 +258,7 @@ impl Connector for Cutter {
                 .refuse
                 .lock()
                 .unwrap()
-                .get(&spec.name)
+                .get(spec.name.as_str())
                 .copied()
                 .unwrap_or(false)
             {
@@ -268,14 +268,14 @@ impl Connector for Cutter {
                 .servers
                 .lock()
                 .unwrap()
-                .get(&spec.name)
+                .get(spec.name.as_str())
                 .cloned()
                 .ok_or_else(|| ConnectError::Unsupported("no such server".to_owned()))?;
             *self
                 .connects
                 .lock()
                 .unwrap()
-                .entry(spec.name.clone())
+                .entry(spec.name.to_string())
                 .or_default() += 1;
             let (a, b) = Transport::memory_pair();
             let conn = rt.handle().next_connection();
@@ -285,7 +285,7 @@ impl Connector for Cutter {
             self.conns
                 .lock()
                 .unwrap()
-                .entry(spec.name.clone())
+                .entry(spec.name.to_string())
                 .or_default()
                 .push(h);
             Ok(a)
@@ -312,6 +312,7 @@ pub async fn surface_for(
         backoff_initial: Duration::from_millis(5),
         backoff_max: Duration::from_millis(40),
     };
+    cfg.event_ids = mcpl_surface::EventIds::seeded("t");
     let surface = Arc::new(Surface::start(cfg, Arc::new(cutter.clone())).expect("surface starts"));
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(server_io);

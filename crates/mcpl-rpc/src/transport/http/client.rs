@@ -9,14 +9,21 @@
 //!
 //! Frames from every POST's response and from the GET stream go to the peer in the order
 //! they are read, across streams: that is the client's read order. The GET stream is opened
-//! again when the server ends it; resuming with `Last-Event-ID` is not done, so messages sent
-//! while it is down are lost unless the server keeps them (ours does: see
-//! [`super::server`]).
+//! again when the server ends it, with `Last-Event-ID` naming the last event read, so the
+//! server replays what the cut stream missed and nothing twice. When the server answers 404
+//! because it ended the session (expiry, restart), the client starts a new one by sending its
+//! `initialize` again, as MCP says, and retries the request once.
+//!
+//! `https://` uses rustls with the web roots, plus the CAs in [`ClientOptions::tls`].
 
 use super::sse::{SseItem, SseParser};
-use super::{PROTOCOL_VERSION_HEADER, SESSION_HEADER, read_capped};
+use super::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, read_capped};
 use crate::error::RpcError;
-use crate::transport::{Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use crate::transport::tls::{ClientTls, describe};
+use crate::transport::{
+    ClientOptions, Guard, Inbound, OUTBOUND_CAPACITY, Transport, TransportKind, outbound_queue,
+};
+use bytes::Bytes;
 use futures_util::StreamExt;
 use mcpl_protocol::frame::{self, FrameError, Limits};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId, Response};
@@ -25,7 +32,6 @@ use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderNam
 use reqwest::{Method, StatusCode};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 /// The first pause before the GET stream is opened again.
@@ -36,27 +42,40 @@ const GET_RETRY_MAX: Duration = Duration::from_secs(30);
 /// Opens a Streamable HTTP client for the endpoint `url`, sending `headers` (for example
 /// `Authorization`) with every request. Nothing is sent until the peer writes `initialize`.
 pub fn connect(url: &str, headers: &[(&str, &str)], limits: Limits) -> Result<Transport, RpcError> {
+    let mut options = ClientOptions::new().limits(limits);
+    for (name, value) in headers {
+        options = options.header(name, value);
+    }
+    connect_with(url, &options)
+}
+
+/// Opens a Streamable HTTP client for `url` (`http://` or `https://`) with `options`.
+/// Nothing is sent until the peer writes `initialize`.
+pub fn connect_with(url: &str, options: &ClientOptions) -> Result<Transport, RpcError> {
     let url = reqwest::Url::parse(url)
         .map_err(|e| RpcError::Transport(format!("bad http url `{url}`: {e}")))?;
-    if url.scheme() != "http" {
+    if !matches!(url.scheme(), "http" | "https") {
         return Err(RpcError::Transport(format!(
-            "unsupported scheme `{}`: only http:// is built in",
+            "unsupported scheme `{}`: expected http:// or https://",
             url.scheme()
         )));
     }
     let mut header_map = HeaderMap::new();
-    for (name, value) in headers {
+    for (name, value) in options.header_pairs() {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|e| RpcError::Transport(format!("bad header name `{name}`: {e}")))?;
         let value = HeaderValue::from_str(value)
             .map_err(|e| RpcError::Transport(format!("bad value for header `{name}`: {e}")))?;
         header_map.insert(name, value);
     }
+    let tls = options.tls.clone().unwrap_or_default();
     let http = reqwest::Client::builder()
+        .tls_backend_preconfigured(ClientTls::config(&tls).as_ref().clone())
         .build()
-        .map_err(|e| RpcError::Transport(format!("http client: {e}")))?;
-    let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+        .map_err(|e| RpcError::Transport(format!("http client: {}", describe(&e))))?;
+    let limits = options.limits;
+    let (in_tx, in_rx) = crate::transport::inbound_queue();
+    let (out_tx, out_rx) = outbound_queue(OUTBOUND_CAPACITY);
     let client = Arc::new(Client {
         http,
         url,
@@ -65,6 +84,10 @@ pub fn connect(url: &str, headers: &[(&str, &str)], limits: Limits) -> Result<Tr
         protocol_version: Mutex::new(None),
         inbound: in_tx,
         limits,
+        init: Mutex::new(None),
+        initialized: Mutex::new(None),
+        reinit: tokio::sync::Mutex::new(()),
+        last_event_id: Mutex::new(None),
     });
     let writer = tokio::spawn(write_messages(client, out_rx));
     Ok(Transport {
@@ -87,8 +110,17 @@ struct Client {
     headers: HeaderMap,
     session: Mutex<Option<String>>,
     protocol_version: Mutex<Option<String>>,
-    inbound: mpsc::Sender<Inbound>,
+    inbound: crate::transport::InboundSender,
     limits: Limits,
+    /// The `initialize` POST's body, sent again to start a new session when the server ended
+    /// the old one (404).
+    init: Mutex<Option<Bytes>>,
+    /// The `notifications/initialized` body, sent again after a re-initialize.
+    initialized: Mutex<Option<Bytes>>,
+    /// Held while a new session is being started.
+    reinit: tokio::sync::Mutex<()>,
+    /// The last GET-stream event id seen, for resuming with `Last-Event-ID`.
+    last_event_id: Mutex<Option<String>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -131,7 +163,7 @@ impl Client {
     }
 
     /// Reads a POST's or the GET stream's body: one JSON message, or an SSE stream of them.
-    async fn read_body(&self, response: reqwest::Response, initialize: bool) {
+    async fn read_body(&self, response: reqwest::Response, initialize: bool, get: bool) {
         let is_sse = response
             .headers()
             .get(CONTENT_TYPE)
@@ -151,10 +183,8 @@ impl Client {
                             self.push(Inbound::Frame(bytes)).await;
                         }
                         SseItem::TooLarge(len) => {
-                            let error = FrameError::TooLarge {
-                                len,
-                                max: self.limits.max_frame_bytes,
-                            };
+                            let error =
+                                FrameError::too_large(len, self.limits.max_frame_bytes, &[]);
                             // Nobody to answer on this wire: report only.
                             self.push(Inbound::Refused {
                                 error,
@@ -163,6 +193,9 @@ impl Client {
                             .await;
                         }
                     }
+                }
+                if get && let Some(id) = parser.last_id() {
+                    *lock(&self.last_event_id) = Some(id.to_owned());
                 }
             }
             return;
@@ -221,7 +254,10 @@ impl Client {
             Ok(response) => response,
             Err(e) => {
                 return self
-                    .fail(id.as_ref(), format!("http request failed: {e}"))
+                    .fail(
+                        id.as_ref(),
+                        format!("http request failed: {}", describe(&e)),
+                    )
                     .await;
             }
         };
@@ -230,7 +266,7 @@ impl Client {
             return;
         }
         if status.is_success() {
-            return self.read_body(response, initialize).await;
+            return self.read_body(response, initialize, false).await;
         }
         if status == StatusCode::NOT_FOUND && lock(&self.session).is_some() {
             self.push(Inbound::Closed {
@@ -253,22 +289,32 @@ impl Client {
     }
 
     /// Keeps the GET stream open: when the server ends it, it is opened again after a pause
-    /// that doubles up to [`GET_RETRY_MAX`]. Stops when the server refuses it (405: no GET
-    /// stream offered; 404: the session is gone) and when the transport closes.
+    /// that doubles up to [`GET_RETRY_MAX`], with `Last-Event-ID` so the server replays what
+    /// the cut stream missed. A 404 means the session is gone: a new one is started
+    /// ([`Client::reinitialize`]). Stops when the server refuses the stream (405: no GET
+    /// stream offered) and when the transport closes.
     async fn read_get_stream(self: Arc<Self>) {
         let mut pause = GET_RETRY_FIRST;
         loop {
-            let sent = self
+            let stale = lock(&self.session).clone();
+            let mut get = self
                 .request(Method::GET)
-                .header(ACCEPT, "text/event-stream")
-                .send()
-                .await;
-            match sent {
+                .header(ACCEPT, "text/event-stream");
+            if let Some(last) = lock(&self.last_event_id).clone() {
+                get = get.header(LAST_EVENT_ID_HEADER, last);
+            }
+            match get.send().await {
                 Ok(response) if response.status().is_success() => {
                     pause = GET_RETRY_FIRST;
-                    self.read_body(response, false).await;
+                    self.read_body(response, false, true).await;
+                    continue;
                 }
                 Ok(response) if response.status() == StatusCode::NOT_FOUND => {
+                    if let Some(stale) = stale
+                        && self.reinitialize(&stale).await
+                    {
+                        continue;
+                    }
                     self.push(Inbound::Closed {
                         reason: Some("the server ended the session (404)".into()),
                     })
@@ -282,15 +328,84 @@ impl Client {
                 Ok(response) => {
                     tracing::warn!(status = %response.status(), "streamable http GET stream")
                 }
-                Err(e) => tracing::warn!("streamable http GET stream: {e}"),
+                Err(e) => tracing::warn!("streamable http GET stream: {}", describe(&e)),
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(GET_RETRY_MAX);
         }
     }
+
+    /// POSTs one encoded message under the current session.
+    async fn post(&self, body: Bytes) -> reqwest::Result<reqwest::Response> {
+        self.request(Method::POST)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+    }
+
+    /// POSTs a message; when the server answers 404 because it ended the session, starts a new
+    /// session and sends it once more (MCP: a client re-initializes on 404).
+    async fn post_or_reinitialize(&self, body: Bytes) -> reqwest::Result<reqwest::Response> {
+        let stale = lock(&self.session).clone();
+        let sent = self.post(body.clone()).await;
+        match (&sent, stale) {
+            (Ok(response), Some(stale))
+                if response.status() == StatusCode::NOT_FOUND
+                    && self.reinitialize(&stale).await =>
+            {
+                self.post(body).await
+            }
+            _ => sent,
+        }
+    }
+
+    /// Starts a new session in place of `stale`, which the server no longer knows: the
+    /// `initialize` request is sent again (its answer is not handed to the peer, which has one
+    /// already), then `notifications/initialized`. Returns whether a session is open.
+    async fn reinitialize(&self, stale: &str) -> bool {
+        let _one_at_a_time = self.reinit.lock().await;
+        let current = lock(&self.session).clone();
+        if current.as_deref() != Some(stale) {
+            return current.is_some(); // another task did it already
+        }
+        let Some(init) = lock(&self.init).clone() else {
+            return false;
+        };
+        *lock(&self.session) = None;
+        *lock(&self.last_event_id) = None;
+        let response = match self.post(init).await {
+            Ok(response) if response.status().is_success() => response,
+            Ok(response) => {
+                tracing::warn!(status = %response.status(), "re-initialize refused");
+                return false;
+            }
+            Err(e) => {
+                tracing::warn!("re-initialize failed: {}", describe(&e));
+                return false;
+            }
+        };
+        let session = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let Some(session) = session else {
+            return false;
+        };
+        // The answer repeats the first one; read it to the end of its stream and drop it.
+        let _ = response.bytes().await;
+        *lock(&self.session) = Some(session);
+        let initialized = lock(&self.initialized).clone();
+        if let Some(initialized) = initialized {
+            let _ = self.post(initialized).await;
+        }
+        tracing::info!("the server ended the session; a new one was started");
+        true
+    }
 }
 
-async fn write_messages(client: Arc<Client>, mut rx: mpsc::UnboundedReceiver<Outbound>) {
+async fn write_messages(client: Arc<Client>, mut rx: crate::transport::OutboundReceiver) {
     // Readers of response bodies and the GET stream live as long as this writer.
     let mut readers = JoinSet::new();
     let mut get_opened = false;
@@ -301,20 +416,22 @@ async fn write_messages(client: Arc<Client>, mut rx: mpsc::UnboundedReceiver<Out
             Message::Request(r) => (Some(r.id.clone()), r.method == methods::INITIALIZE),
             _ => (None, false),
         };
-        let post = client
-            .request(Method::POST)
-            .header(CONTENT_TYPE, "application/json")
-            .body(frame::encode(&message));
+        let body = Bytes::from(frame::encode(&message));
+        if initialize {
+            *lock(&client.init) = Some(body.clone());
+        } else if matches!(&message, Message::Notification(n) if n.method == methods::INITIALIZED) {
+            *lock(&client.initialized) = Some(body.clone());
+        }
         if id.is_some() && !initialize {
             let client = client.clone();
             readers.spawn(async move {
-                let sent = post.send().await;
+                let sent = client.post_or_reinitialize(body).await;
                 client.finish_post(sent, id, false).await;
             });
             continue;
         }
-        let sent = post.send().await;
         if initialize {
+            let sent = client.post(body).await;
             if let Ok(response) = &sent {
                 let session = response
                     .headers()
@@ -332,6 +449,7 @@ async fn write_messages(client: Arc<Client>, mut rx: mpsc::UnboundedReceiver<Out
                 readers.spawn(client.clone().read_get_stream());
             }
         } else {
+            let sent = client.post_or_reinitialize(body).await;
             client.finish_post(sent, id, false).await;
         }
     }

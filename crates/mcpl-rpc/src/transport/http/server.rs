@@ -5,16 +5,28 @@
 //!   `202 Accepted`. A POST without `Mcp-Session-Id` must be `initialize`: it opens a session,
 //!   handed to the application as an [`HttpSession`].
 //! - `GET` opens the session's stream for messages that belong to no client request
-//!   (`push/event`, server requests, notifications). Messages written while no GET stream is
-//!   open wait in a backlog and go out when one opens.
+//!   (`push/event`, server requests, notifications). Its events carry ids; a `GET` with
+//!   `Last-Event-ID` replays what the previous stream missed (see [`replay`](super::replay)).
+//!   Messages written while no GET stream is open wait there and go out when one opens.
 //! - `DELETE` ends the session.
 //!
 //! Each message goes on exactly one stream: a response on its request's stream, a message
 //! [related](crate::Outbound::related) to an open request on that request's stream, anything
 //! else on the GET stream. Order holds only within one stream (RFC-014 §6.1).
+//!
+//! What every request meets first, in order: the `Origin` check (403, see
+//! [`AllowedOrigins`]), [`HttpServerConfig::authorize`] (its status), then the session it
+//! names, which must exist and belong to the same [owner](HttpServerConfig::owner) as the
+//! request (404 otherwise: a session is never revealed to other credentials). Sessions are
+//! capped in all and per owner, and end after [`HttpServerConfig::idle_timeout`] without
+//! traffic (then 404, and a client starts a new one). Each stream queues at most
+//! [`HttpServerConfig::stream_queue`] messages: a client that reads slower than that loses
+//! the stream (logged), not the session.
 
+use super::replay::Replay;
 use super::{SESSION_HEADER, read_capped, sse_event};
-use crate::transport::{Guard, INBOUND_CAPACITY, Inbound, Outbound, Transport, TransportKind};
+use crate::transport::origin::AllowedOrigins;
+use crate::transport::{Guard, Inbound, Outbound, Transport, TransportKind};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
@@ -23,27 +35,73 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use bytes::Bytes;
 use mcpl_protocol::frame::{self, FrameError, Limits};
-use mcpl_protocol::jsonrpc::{Message, RequestId, Response as RpcResponse};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId, Response as RpcResponse};
 use mcpl_protocol::methods;
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
 /// Decides whether a request's headers may use the endpoint (for example a bearer token);
 /// the error is the HTTP status sent back.
 pub type Authorize = Arc<dyn Fn(&HeaderMap) -> Result<(), StatusCode> + Send + Sync>;
 
-/// Settings of a Streamable HTTP endpoint.
-#[derive(Clone, Default)]
+/// Names who a request's credentials belong to (a principal). A session belongs to the owner
+/// of the request that opened it and answers only requests of the same owner.
+pub type Owner = Arc<dyn Fn(&HeaderMap) -> String + Send + Sync>;
+
+/// Settings of a Streamable HTTP endpoint. The defaults leave room for many clients.
+#[derive(Clone)]
 pub struct HttpServerConfig {
     /// Frame limits for POST bodies.
     pub limits: Limits,
     /// Answer each request POST with one JSON body instead of an SSE stream. Messages
     /// related to the request then travel on the GET stream.
     pub json_response: bool,
-    /// Checked on every POST, GET and DELETE before anything else.
+    /// Checked on every POST, GET and DELETE after the `Origin` check.
     pub authorize: Option<Authorize>,
+    /// Who a request's credentials belong to. Without one, the credentials themselves (the
+    /// `Authorization` header) are the owner.
+    pub owner: Option<Owner>,
+    /// Browser origins allowed (default: loopback origins; requests without `Origin` pass).
+    pub origins: AllowedOrigins,
+    /// Sessions open at once, in all (default 10,000).
+    pub max_sessions: usize,
+    /// Sessions open at once per owner (default 64: an agent, its tools, replicas' clients).
+    pub max_sessions_per_owner: usize,
+    /// A session with no request and no open stream for this long ends (default 30 minutes;
+    /// `None`: never).
+    pub idle_timeout: Option<Duration>,
+    /// Messages a POST's stream may have queued for a slow client before it is closed and
+    /// its later messages go on the GET stream (default 1,024).
+    pub stream_queue: usize,
+    /// GET-stream events kept per session for `Last-Event-ID` (default 1,024). A GET stream
+    /// whose client falls further behind than this is closed (logged); it may resume.
+    pub replay_events: usize,
+    /// How long a delivered GET-stream event stays replayable (default 60 s). Kept events
+    /// are dropped after it, so an idle session keeps none.
+    pub replay_window: Duration,
+}
+
+impl Default for HttpServerConfig {
+    fn default() -> Self {
+        HttpServerConfig {
+            limits: Limits::default(),
+            json_response: false,
+            authorize: None,
+            owner: None,
+            origins: AllowedOrigins::default(),
+            max_sessions: 10_000,
+            max_sessions_per_owner: 64,
+            idle_timeout: Some(Duration::from_secs(30 * 60)),
+            stream_queue: 1024,
+            replay_events: 1024,
+            replay_window: Duration::from_secs(60),
+        }
+    }
 }
 
 impl std::fmt::Debug for HttpServerConfig {
@@ -52,6 +110,14 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("limits", &self.limits)
             .field("json_response", &self.json_response)
             .field("authorize", &self.authorize.is_some())
+            .field("owner", &self.owner.is_some())
+            .field("origins", &self.origins)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_sessions_per_owner", &self.max_sessions_per_owner)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("stream_queue", &self.stream_queue)
+            .field("replay_events", &self.replay_events)
+            .field("replay_window", &self.replay_window)
             .finish()
     }
 }
@@ -77,6 +143,7 @@ pub fn router(path: &str, config: HttpServerConfig) -> (Router, mpsc::Receiver<H
         config,
         sessions: Mutex::new(HashMap::new()),
         new_sessions: tx,
+        sweeping: AtomicBool::new(false),
     });
     let router = Router::new()
         .route(
@@ -91,27 +158,36 @@ struct ServerState {
     config: HttpServerConfig,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     new_sessions: mpsc::Sender<HttpSession>,
+    /// Whether the idle sweeper runs (started with the first session).
+    sweeping: AtomicBool,
 }
 
 struct Session {
     id: String,
-    inbound: mpsc::Sender<Inbound>,
+    owner: String,
+    inbound: crate::transport::InboundSender,
     routes: Mutex<Routes>,
+    /// Wakes GET streams: an event was kept, or the stream was replaced or ended.
+    wake: tokio::sync::Notify,
+    last_active: Mutex<Instant>,
 }
 
 /// Where outgoing messages go.
-#[derive(Default)]
 struct Routes {
     /// Open request POSTs by request id.
     posts: HashMap<RequestId, PostStream>,
-    /// The GET stream, if open.
-    get: Option<mpsc::UnboundedSender<Message>>,
-    /// Messages for the GET stream written while none was open.
-    backlog: Vec<Message>,
+    /// The generation of the open GET stream (a new GET replaces the old stream), if any.
+    get: Option<u64>,
+    /// The generation the next GET stream takes.
+    next_get: u64,
+    /// Whether the session ended (its streams end too).
+    closed: bool,
+    /// GET-stream events: the ones not delivered yet and the recent ones, for resuming.
+    replay: Replay,
 }
 
 enum PostStream {
-    Sse(mpsc::UnboundedSender<Message>),
+    Sse(mpsc::Sender<Bytes>),
     Json(oneshot::Sender<Message>),
 }
 
@@ -121,79 +197,273 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The first 128 characters of client input, for logs.
+fn clip(s: &str) -> String {
+    mcpl_protocol::clip::clip(s).into_owned()
+}
+
 impl Routes {
     fn send_on_get(&mut self, message: Message) {
-        let message = match &self.get {
-            Some(tx) => match tx.send(message) {
-                Ok(()) => return,
-                Err(returned) => returned.0,
-            },
-            None => message,
-        };
-        // The client dropped its GET stream: keep the message for the next one.
-        self.get = None;
-        self.backlog.push(message);
+        // Kept until a GET stream takes it (see `get_stream`); woken by the caller.
+        self.replay.push(Instant::now().into_std(), message);
     }
+
+    fn is_streaming(&self) -> bool {
+        self.get.is_some()
+            || self.posts.values().any(|post| match post {
+                PostStream::Sse(tx) => !tx.is_closed(),
+                PostStream::Json(tx) => !tx.is_closed(),
+            })
+    }
+}
+
+/// The body of a GET stream: the session's kept events after `cursor`, in order, as the
+/// client takes them. Ends when another GET replaces it, when the session ends, and when the
+/// client falls so far behind that events it has not read were dropped.
+fn get_stream(session: Arc<Session>, cursor: u64, generation: u64) -> Response {
+    struct Cursor {
+        session: Arc<Session>,
+        cursor: u64,
+        generation: u64,
+        fresh: bool,
+    }
+    /// Clears the stream's mark when its body is dropped (the client went away).
+    impl Drop for Cursor {
+        fn drop(&mut self) {
+            let mut routes = lock(&self.session.routes);
+            if routes.get == Some(self.generation) {
+                routes.get = None;
+            }
+        }
+    }
+    let state = Cursor {
+        session,
+        cursor,
+        generation,
+        fresh: true,
+    };
+    let stream = futures_util::stream::unfold(state, |mut state| async move {
+        loop {
+            let session = state.session.clone();
+            let woken = session.wake.notified();
+            {
+                let mut routes = lock(&session.routes);
+                if routes.closed || routes.get != Some(state.generation) {
+                    return None;
+                }
+                let next = match routes.replay.next_after(state.cursor) {
+                    Ok(next) => next,
+                    Err(first) if state.fresh => {
+                        tracing::warn!(
+                            session = %state.session.id,
+                            "session {}: resuming after event {}, but events before {first} \
+                             are no longer kept",
+                            state.session.id,
+                            state.cursor
+                        );
+                        state.cursor = first - 1;
+                        continue;
+                    }
+                    Err(first) => {
+                        tracing::warn!(
+                            session = %state.session.id,
+                            "closing the GET stream of session {}: the client reads too slowly \
+                             (events after {} were dropped before it read them; the first kept \
+                             is {first})",
+                            state.session.id,
+                            state.cursor
+                        );
+                        return None;
+                    }
+                };
+                state.fresh = false;
+                if let Some((id, event)) = next {
+                    routes.replay.delivered(Instant::now().into_std(), id);
+                    state.cursor = id;
+                    drop(routes);
+                    return Some((Ok::<Bytes, Infallible>(event), state));
+                }
+            }
+            woken.await;
+        }
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 impl Session {
+    fn touch(&self) {
+        *lock(&self.last_active) = Instant::now();
+    }
+
     fn route(&self, out: Outbound) {
         let mut routes = lock(&self.routes);
-        let mut message = out.message;
+        let message = out.message;
         if let Message::Response(RpcResponse { id: Some(id), .. }) = &message {
             // A response ends its POST's stream (the sender is dropped here).
             match routes.posts.remove(id) {
-                Some(PostStream::Sse(tx)) => match tx.send(message) {
-                    Ok(()) => return,
-                    Err(returned) => message = returned.0,
-                },
+                Some(PostStream::Sse(tx)) if tx.try_send(sse_event(None, &message)).is_ok() => {
+                    return;
+                }
                 Some(PostStream::Json(tx)) => match tx.send(message) {
                     Ok(()) => return,
-                    Err(returned) => message = returned,
+                    Err(message) => {
+                        routes.send_on_get(message);
+                        drop(routes);
+                        return self.wake.notify_waiters();
+                    }
                 },
-                None => {}
+                Some(PostStream::Sse(_)) | None => {}
             }
-        } else if let Some(PostStream::Sse(tx)) =
-            out.related.as_ref().and_then(|id| routes.posts.get(id))
+        } else if let Some(id) = &out.related
+            && let Some(PostStream::Sse(tx)) = routes.posts.get(id)
         {
-            match tx.send(message) {
+            match tx.try_send(sse_event(None, &message)) {
                 Ok(()) => return,
-                Err(returned) => message = returned.0,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(
+                        session = %self.id,
+                        "closing a POST stream of session {}: the client reads too slowly; \
+                         its messages go on the GET stream",
+                        self.id
+                    );
+                    routes.posts.remove(id);
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {}
             }
         }
         routes.send_on_get(message);
+        drop(routes);
+        self.wake.notify_waiters();
     }
 }
 
+/// The response that turns a request away before it reaches a session (boxed: it is the
+/// rare path).
+type Refusal = Box<Response>;
+
 impl ServerState {
-    fn authorize(&self, headers: &HeaderMap) -> Result<(), StatusCode> {
-        match &self.config.authorize {
-            Some(check) => check(headers),
-            None => Ok(()),
+    /// The `Origin` check, then `authorize`; the request's owner when both pass.
+    fn admit(&self, headers: &HeaderMap) -> Result<String, Refusal> {
+        let origin = headers
+            .get(header::ORIGIN)
+            .map(|v| v.to_str().unwrap_or("?"));
+        if !self.config.origins.permits(origin) {
+            let origin = clip(origin.unwrap_or_default());
+            tracing::warn!(%origin, "refused a request from a foreign origin");
+            let refusal = (
+                StatusCode::FORBIDDEN,
+                format!("origin `{origin}` is not allowed"),
+            );
+            return Err(Box::new(refusal.into_response()));
         }
+        if let Some(check) = &self.config.authorize {
+            check(headers).map_err(|status| match headers.get(SESSION_HEADER) {
+                // A request that names a session without valid credentials learns nothing
+                // about it: the same 404 as for a session that does not exist.
+                Some(id) => {
+                    let id = clip(id.to_str().unwrap_or_default());
+                    tracing::warn!(
+                        session = %id,
+                        "refused a request naming session {id} without valid credentials"
+                    );
+                    Box::new(
+                        (StatusCode::NOT_FOUND, format!("unknown session `{id}`")).into_response(),
+                    )
+                }
+                None => Box::new(status.into_response()),
+            })?;
+        }
+        Ok(match &self.config.owner {
+            Some(owner) => owner(headers),
+            None => headers
+                .get(header::AUTHORIZATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_default(),
+        })
     }
 
-    /// The session a request names: `Ok(None)` when it names none, an error (404) when it
-    /// names one that does not exist (any more).
-    fn session(&self, headers: &HeaderMap) -> Result<Option<Arc<Session>>, (StatusCode, String)> {
+    /// The session a request names: `Ok(None)` when it names none, 404 when it names one that
+    /// does not exist (any more) or that belongs to another owner.
+    fn session(&self, headers: &HeaderMap, owner: &str) -> Result<Option<Arc<Session>>, Refusal> {
         let Some(id) = headers.get(SESSION_HEADER) else {
             return Ok(None);
         };
         let id = id.to_str().unwrap_or_default();
-        match lock(&self.sessions).get(id) {
-            Some(session) => Ok(Some(session.clone())),
-            None => Err((StatusCode::NOT_FOUND, format!("unknown session `{id}`"))),
+        let unknown = || {
+            Box::new(
+                (
+                    StatusCode::NOT_FOUND,
+                    format!("unknown session `{}`", clip(id)),
+                )
+                    .into_response(),
+            )
+        };
+        let session = lock(&self.sessions).get(id).cloned();
+        match session {
+            Some(session) if session.owner == owner => {
+                session.touch();
+                Ok(Some(session))
+            }
+            Some(_) => {
+                tracing::warn!(
+                    session = %clip(id),
+                    "refused a request naming session {} with another principal's credentials",
+                    clip(id)
+                );
+                Err(unknown())
+            }
+            None => Err(unknown()),
         }
     }
 
-    async fn open_session(self: &Arc<Self>, headers: &HeaderMap) -> Option<Arc<Session>> {
+    /// Whether another session may open for `owner`; the refusal names the limit.
+    fn room_for(&self, owner: &str) -> Result<(), String> {
+        let sessions = lock(&self.sessions);
+        if sessions.len() >= self.config.max_sessions {
+            return Err(format!(
+                "too many sessions: the server's limit is {}",
+                self.config.max_sessions
+            ));
+        }
+        let mine = sessions.values().filter(|s| s.owner == owner).count();
+        if mine >= self.config.max_sessions_per_owner {
+            return Err(format!(
+                "too many sessions for these credentials: the limit is {} per principal",
+                self.config.max_sessions_per_owner
+            ));
+        }
+        Ok(())
+    }
+
+    async fn open_session(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        owner: String,
+    ) -> Option<Arc<Session>> {
         let id = new_session_id();
-        let (in_tx, in_rx) = mpsc::channel(INBOUND_CAPACITY);
-        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = crate::transport::inbound_queue();
+        let (out_tx, out_rx) =
+            crate::transport::outbound_queue(crate::transport::OUTBOUND_CAPACITY);
         let session = Arc::new(Session {
             id: id.clone(),
+            owner,
             inbound: in_tx,
-            routes: Mutex::new(Routes::default()),
+            routes: Mutex::new(Routes {
+                posts: HashMap::new(),
+                get: None,
+                next_get: 0,
+                closed: false,
+                replay: Replay::new(self.config.replay_events, self.config.replay_window),
+            }),
+            wake: tokio::sync::Notify::new(),
+            last_active: Mutex::new(Instant::now()),
         });
         let writer = tokio::spawn(write_session(Arc::downgrade(self), session.clone(), out_rx));
         let transport = Transport {
@@ -209,6 +479,7 @@ impl ServerState {
             stderr: None,
         };
         lock(&self.sessions).insert(id.clone(), session.clone());
+        self.start_sweeper();
         let handed = self.new_sessions.send(HttpSession {
             transport,
             session_id: id.clone(),
@@ -220,14 +491,65 @@ impl ServerState {
         }
         Some(session)
     }
+
+    /// Starts the task that ends idle sessions and drops old replay events, once.
+    fn start_sweeper(self: &Arc<Self>) {
+        if self.sweeping.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let every = self
+            .config
+            .idle_timeout
+            .unwrap_or(Duration::MAX)
+            .min(self.config.replay_window)
+            .div_f64(4.0)
+            .clamp(Duration::from_millis(10), Duration::from_secs(30));
+        tokio::spawn(sweep(Arc::downgrade(self), every));
+    }
+}
+
+/// Every `every`: ends sessions idle past the timeout and prunes replay buffers.
+async fn sweep(state: Weak<ServerState>, every: Duration) {
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(state) = state.upgrade() else {
+            return;
+        };
+        let now = Instant::now();
+        let sessions: Vec<Arc<Session>> = lock(&state.sessions).values().cloned().collect();
+        for session in sessions {
+            let streaming = {
+                let mut routes = lock(&session.routes);
+                routes.replay.prune(now.into_std());
+                routes.is_streaming()
+            };
+            let idle = now.saturating_duration_since(*lock(&session.last_active));
+            let Some(timeout) = state.config.idle_timeout else {
+                continue;
+            };
+            if streaming || idle < timeout {
+                continue;
+            }
+            lock(&state.sessions).remove(&session.id);
+            tracing::info!(session = %session.id, "session {} expired after {idle:?} idle", session.id);
+            let inbound = session.inbound.clone();
+            tokio::spawn(async move {
+                let _ = inbound
+                    .send(Inbound::Closed {
+                        reason: Some(format!("the session expired after {idle:?} idle")),
+                    })
+                    .await;
+            });
+        }
+    }
 }
 
 /// Moves the peer's messages onto the session's streams; when the peer closes, the session
 /// ends and its streams with it.
 async fn write_session(
-    state: std::sync::Weak<ServerState>,
+    state: Weak<ServerState>,
     session: Arc<Session>,
-    mut rx: mpsc::UnboundedReceiver<Outbound>,
+    mut rx: crate::transport::OutboundReceiver,
 ) {
     while let Some(out) = rx.recv().await {
         session.route(out);
@@ -237,7 +559,9 @@ async fn write_session(
     }
     let mut routes = lock(&session.routes);
     routes.posts.clear();
-    routes.get = None;
+    routes.closed = true;
+    drop(routes);
+    session.wake.notify_waiters();
 }
 
 /// 128 random bits, hex: unguessable, as MCP asks of session ids.
@@ -266,10 +590,10 @@ fn json_response(status: StatusCode, message: &Message) -> Response {
         .into_response()
 }
 
-fn sse_response(rx: mpsc::UnboundedReceiver<Message>) -> Response {
+fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        let message = rx.recv().await?;
-        Some((Ok::<Bytes, Infallible>(sse_event(&message)), rx))
+        let event = rx.recv().await?;
+        Some((Ok::<Bytes, Infallible>(event), rx))
     });
     (
         [
@@ -286,12 +610,13 @@ async fn handle_post(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(status) = state.authorize(&headers) {
-        return status.into_response();
-    }
-    let session = match state.session(&headers) {
+    let owner = match state.admit(&headers) {
+        Ok(owner) => owner,
+        Err(refusal) => return *refusal,
+    };
+    let session = match state.session(&headers, &owner) {
         Ok(session) => session,
-        Err(refusal) => return refusal.into_response(),
+        Err(refusal) => return *refusal,
     };
     let limits = state.config.limits;
     let declared = headers
@@ -300,7 +625,7 @@ async fn handle_post(
     let refused = match read_capped(body.into_data_stream(), limits.max_frame_bytes, declared).await
     {
         Ok(bytes) => match frame::decode(&bytes, &limits) {
-            Ok(message) => return deliver(&state, session, &headers, message).await,
+            Ok(message) => return deliver(&state, session, &headers, owner, message).await,
             Err(error) => (StatusCode::BAD_REQUEST, error),
         },
         Err(error) => (StatusCode::PAYLOAD_TOO_LARGE, error),
@@ -327,21 +652,25 @@ async fn deliver(
     state: &Arc<ServerState>,
     session: Option<Arc<Session>>,
     headers: &HeaderMap,
+    owner: String,
     message: Message,
 ) -> Response {
     let session = match session {
         Some(session) => session,
         None => {
-            let is_initialize =
-                matches!(&message, Message::Request(r) if r.method == methods::INITIALIZE);
-            if !is_initialize {
-                return (
-                    StatusCode::BAD_REQUEST,
-                    "missing Mcp-Session-Id header (only `initialize` opens a session)",
-                )
-                    .into_response();
+            let Message::Request(request) = &message else {
+                return missing_session();
+            };
+            if request.method != methods::INITIALIZE {
+                return missing_session();
             }
-            match state.open_session(headers).await {
+            if let Err(why) = state.room_for(&owner) {
+                tracing::warn!("refused a new session: {why}");
+                let error = ErrorObject::new(ErrorCode::InternalError, why);
+                let reply = Message::Response(RpcResponse::error(Some(request.id.clone()), error));
+                return json_response(StatusCode::SERVICE_UNAVAILABLE, &reply);
+            }
+            match state.open_session(headers, owner).await {
                 Some(session) => session,
                 None => {
                     return (StatusCode::SERVICE_UNAVAILABLE, "not accepting sessions")
@@ -384,7 +713,7 @@ async fn deliver(
             Err(_) => ended(),
         }
     } else {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(state.config.stream_queue.max(1));
         lock(&session.routes).posts.insert(id, PostStream::Sse(tx));
         if session
             .inbound
@@ -398,38 +727,66 @@ async fn deliver(
     }
 }
 
+fn missing_session() -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        "missing Mcp-Session-Id header (only `initialize` opens a session)",
+    )
+        .into_response()
+}
+
+/// The session a GET or DELETE names, which it must.
+fn named_session(state: &ServerState, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
+    let owner = state.admit(headers)?;
+    match state.session(headers, &owner)? {
+        Some(session) => Ok(session),
+        None => Err(Box::new(
+            (StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header").into_response(),
+        )),
+    }
+}
+
 async fn handle_get(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> Response {
-    if let Err(status) = state.authorize(&headers) {
-        return status.into_response();
-    }
-    let session = match state.session(&headers) {
-        Ok(Some(session)) => session,
-        Ok(None) => {
-            return (StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header").into_response();
-        }
-        Err(refusal) => return refusal.into_response(),
+    let session = match named_session(&state, &headers) {
+        Ok(session) => session,
+        Err(refusal) => return *refusal,
     };
-    let (tx, rx) = mpsc::unbounded_channel();
-    {
+    let last_event = match headers.get(super::LAST_EVENT_ID_HEADER) {
+        None => None,
+        Some(value) => match value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        {
+            Some(id) => Some(id),
+            None => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    "Last-Event-ID is not an event id of this server",
+                )
+                    .into_response();
+            }
+        },
+    };
+    let (cursor, generation) = {
         let mut routes = lock(&session.routes);
-        for message in routes.backlog.drain(..) {
-            let _ = tx.send(message);
-        }
-        routes.get = Some(tx);
-    }
-    with_session(sse_response(rx), &session)
+        let generation = routes.next_get;
+        routes.next_get += 1;
+        routes.get = Some(generation);
+        (
+            last_event.unwrap_or(routes.replay.delivered_upto()),
+            generation,
+        )
+    };
+    // A stream this one replaces ends.
+    session.wake.notify_waiters();
+    with_session(get_stream(session.clone(), cursor, generation), &session)
 }
 
 async fn handle_delete(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> Response {
-    if let Err(status) = state.authorize(&headers) {
-        return status.into_response();
-    }
-    let session = match state.session(&headers) {
-        Ok(Some(session)) => session,
-        Ok(None) => {
-            return (StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header").into_response();
-        }
-        Err(refusal) => return refusal.into_response(),
+    let session = match named_session(&state, &headers) {
+        Ok(session) => session,
+        Err(refusal) => return *refusal,
     };
     lock(&state.sessions).remove(&session.id);
     let _ = session

@@ -1,7 +1,8 @@
 //! A server-sent-events parser (sans-IO): bytes in, the `data` of each event out.
 //!
-//! Only what MCP uses: `data:` lines joined by newlines, dispatched at a blank line; `event`,
-//! `id` and `retry` fields and `:` comments are skipped. An event over the cap is dropped
+//! Only what MCP uses: `data:` lines joined by newlines, dispatched at a blank line; an `id`
+//! field becomes the stream's last event id (for resuming with `Last-Event-ID`) when its event
+//! is dispatched; `event` and `retry` fields and `:` comments are skipped. An event over the cap is dropped
 //! whole and reported by size, so one bad event does not end the stream.
 
 use bytes::Bytes;
@@ -23,6 +24,10 @@ pub(crate) struct SseParser {
     /// Set while dropping an oversized event: bytes dropped so far.
     dropped: Option<usize>,
     max: usize,
+    /// The `id` of the event being read.
+    id: Option<String>,
+    /// The id of the last event dispatched that had one.
+    last_id: Option<String>,
 }
 
 impl SseParser {
@@ -34,7 +39,14 @@ impl SseParser {
             has_data: false,
             dropped: None,
             max,
+            id: None,
+            last_id: None,
         }
+    }
+
+    /// The id of the last dispatched event that had one: what `Last-Event-ID` resumes from.
+    pub fn last_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
     }
 
     /// Feeds a chunk of the stream; returns the events it completed.
@@ -70,6 +82,9 @@ impl SseParser {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             let has_data = std::mem::take(&mut self.has_data);
+            if let Some(id) = self.id.take() {
+                self.last_id = Some(id);
+            }
             if let Some(n) = self.dropped.take() {
                 self.data.clear();
                 return Some(SseItem::TooLarge(n));
@@ -88,6 +103,9 @@ impl SseParser {
             }
             None => (line, &[][..]),
         };
+        if field == b"id" && !value.contains(&0) && value.len() <= 128 {
+            self.id = Some(String::from_utf8_lossy(value).into_owned());
+        }
         if field == b"data" {
             if self.has_data {
                 self.data.push(b'\n');
@@ -119,6 +137,22 @@ mod tests {
                 SseItem::Data(Bytes::from_static(b"{\"a\":1}")),
                 SseItem::Data(Bytes::from_static(b"x\ny")),
             ]
+        );
+    }
+
+    #[test]
+    fn event_ids_become_the_last_id_when_their_event_is_dispatched() {
+        let mut p = SseParser::new(1024);
+        assert_eq!(p.last_id(), None);
+        p.push(b"id: 7\ndata: x\n");
+        assert_eq!(p.last_id(), None, "not dispatched yet");
+        p.push(b"\n");
+        assert_eq!(p.last_id(), Some("7"));
+        p.push(b"data: y\n\n");
+        assert_eq!(
+            p.last_id(),
+            Some("7"),
+            "an event without id keeps the last one"
         );
     }
 

@@ -8,7 +8,10 @@
 //! Without `--listen` it serves one connection on stdio. With `--listen` it accepts WebSocket
 //! connections; those that send `Authorization: Bearer TOKEN` (the `--token` given) act for one
 //! principal, every other connection for its own (RFC-014 §5.6). Each `--fault` switches on
-//! one of `reference::Faults` by its field name, to see the suite catch it.
+//! one of `reference::Faults` by its field name, to see the suite catch it; on stdio,
+//! `--fault response_without_outcome` is a raw-frame fault (see `raw`).
+
+mod raw;
 
 use mcpl_conformance::reference::{Faults, Principal, serve};
 use mcpl_rpc::transport::ws::{self, Rejection};
@@ -28,6 +31,7 @@ async fn main() -> ExitCode {
     let mut listen = None;
     let mut token = None;
     let mut faults = Faults::default();
+    let mut raw_fault = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -37,12 +41,17 @@ async fn main() -> ExitCode {
                 let Some(name) = args.next() else {
                     return usage("--fault needs a name");
                 };
+                if raw::NAMES.contains(&name.as_str()) {
+                    raw_fault = Some(name);
+                    continue;
+                }
                 match faults.with(&name) {
                     Some(f) => faults = f,
                     None => {
                         return usage(&format!(
-                            "unknown fault `{name}`; the faults are {}",
-                            Faults::NAMES.join(", ")
+                            "unknown fault `{name}`; the faults are {}, {}",
+                            Faults::NAMES.join(", "),
+                            raw::NAMES.join(", ")
                         ));
                     }
                 }
@@ -51,9 +60,18 @@ async fn main() -> ExitCode {
         }
     }
     let Some(addr) = listen else {
+        if let Some(name) = raw_fault {
+            raw::serve_with(&name, faults).await;
+            return ExitCode::SUCCESS;
+        }
         serve(Transport::process_stdio(), Principal::new(), faults).await;
         return ExitCode::SUCCESS;
     };
+    if let Some(name) = raw_fault {
+        return usage(&format!(
+            "`--fault {name}` works on stdio only, not with --listen"
+        ));
+    }
     let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(l) => l,
         Err(e) => return usage(&format!("cannot listen on `{addr}`: {e}")),

@@ -1,0 +1,196 @@
+//! Row 7, handshake timeout: waves of connections that open a WebSocket and never send
+//! `initialize`, against `mcpl arcade --listen ws://` started as a child process (the shipped
+//! binary, so its memory is its own). Each wave must be closed by the server's handshake
+//! timeout, and the server's memory after the last wave must stay within 10% of its memory
+//! after the first: what a wave allocates is given back.
+
+use crate::BenchError;
+use crate::report::{Figure, Unit};
+use mcpl_rpc::{Event, Limits, Peer, PeerConfig};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::task::JoinSet;
+
+/// How much the server's memory may grow from the first wave to the last.
+pub const MAX_GROWTH: f64 = 1.10;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The `mcpl` binary.
+    pub exe: PathBuf,
+    /// Connections per wave.
+    pub connections: usize,
+    /// How many waves.
+    pub waves: usize,
+    /// The arcade's `--handshake-timeout`.
+    pub timeout: Duration,
+}
+
+fn setup(detail: impl ToString) -> BenchError {
+    BenchError::Setup {
+        what: "the arcade for row 7",
+        detail: detail.to_string(),
+    }
+}
+
+/// The resident set of process `pid` in bytes (Linux `/proc`).
+fn rss(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024.0)
+}
+
+/// Opens one WebSocket and waits, never initializing, until the server closes it. Returns
+/// whether it was closed within `limit`.
+async fn idle_connection(url: String, limit: Duration) -> Result<bool, BenchError> {
+    let transport = mcpl_rpc::transport::ws::connect(&url, &[], Limits::default())
+        .await
+        .map_err(|e| BenchError::Transport {
+            what: "opening a connection".into(),
+            detail: e.to_string(),
+        })?;
+    let (_peer, mut events) = Peer::start(transport, PeerConfig::default());
+    let closed = tokio::time::timeout(limit, async {
+        loop {
+            match events.recv().await {
+                None | Some(Event::Closed { .. }) => return,
+                Some(_) => continue,
+            }
+        }
+    })
+    .await;
+    Ok(closed.is_ok())
+}
+
+/// Runs the waves; the figures are the server's memory after the last wave against after the
+/// first, and the connections the timeout closed.
+pub async fn measure(settings: &Settings) -> Result<Vec<Figure>, BenchError> {
+    let secs = format!("{}", settings.timeout.as_secs_f64());
+    let mut child = tokio::process::Command::new(&settings.exe)
+        .args([
+            "arcade",
+            "--listen",
+            "ws://127.0.0.1:0",
+            "--handshake-timeout",
+            &secs,
+        ])
+        .args(["--max-connections", &(settings.connections * 2).to_string()])
+        .args([
+            "--max-connections-per-principal",
+            &(settings.connections * 2).to_string(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| setup(format!("starting `{}`: {e}", settings.exe.display())))?;
+    let pid = child.id().ok_or_else(|| setup("no process id"))?;
+    let stderr = child.stderr.take().ok_or_else(|| setup("no stderr"))?;
+    let mut lines = BufReader::new(stderr).lines();
+    let url = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some((_, url)) = line.split_once("serving WebSocket on ") {
+                return Some(url.trim().to_owned());
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+    .ok_or_else(|| setup("no `serving WebSocket on` line within 10 s"))?;
+    // Keep draining its log so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    // A connection may wait for the upgrade, then for `initialize`: two timeouts, plus slack.
+    let limit = settings.timeout * 2 + Duration::from_secs(10);
+    let mut after = Vec::new();
+    let mut closed_total = 0;
+    for wave in 0..settings.waves {
+        let started = Instant::now();
+        let mut wave_set = JoinSet::new();
+        for _ in 0..settings.connections {
+            wave_set.spawn(idle_connection(url.clone(), limit));
+            // Stay under the listen backlog.
+            if wave_set.len() % 200 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        let mut closed = 0;
+        while let Some(done) = wave_set.join_next().await {
+            match done {
+                Ok(Ok(true)) => closed += 1,
+                Ok(Ok(false)) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(e) => return Err(BenchError::Invalid(format!("a connection task: {e}"))),
+            }
+        }
+        if closed != settings.connections {
+            return Err(BenchError::Invalid(format!(
+                "wave {}: the handshake timeout closed {closed} of {} connections",
+                wave + 1,
+                settings.connections
+            )));
+        }
+        closed_total += closed;
+        // The server finishes dropping what the wave left a little after the clients see the
+        // close: take the least of a second's samples.
+        let mut least = f64::INFINITY;
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let bytes = rss(pid).ok_or_else(|| setup("cannot read the server's memory"))?;
+            least = least.min(bytes);
+        }
+        let _ = started;
+        after.push(least);
+    }
+    let _ = child.kill().await;
+    let (first, last) = (after[0], after[after.len() - 1]);
+    if last > first * MAX_GROWTH {
+        return Err(BenchError::Invalid(format!(
+            "the server's memory grew from {} after wave 1 to {} after wave {} ({})",
+            Unit::Bytes.show(first),
+            Unit::Bytes.show(last),
+            after.len(),
+            after
+                .iter()
+                .map(|b| Unit::Bytes.show(*b))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(vec![
+        Figure {
+            measure: format!(
+                "server memory after wave {} of {} never-initialized connections",
+                after.len(),
+                settings.connections
+            ),
+            ours: last,
+            baseline_name: "after wave 1".into(),
+            baseline: first,
+            unit: Unit::Bytes,
+        },
+        Figure {
+            measure: format!(
+                "connections closed by the {:?} handshake timeout",
+                settings.timeout
+            ),
+            ours: closed_total as f64,
+            baseline_name: "connections opened".into(),
+            baseline: (settings.connections * settings.waves) as f64,
+            unit: Unit::Count,
+        },
+    ])
+}

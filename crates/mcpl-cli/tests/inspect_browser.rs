@@ -1,0 +1,303 @@
+//! Issue 20: `mcpl arcade --inspect ADDR` in a real headless browser (Debian's chromium via
+//! chromium-driver and Python selenium, installed by `scripts/test`). The arcade serves stdio
+//! (the page works whatever the main transport); the page shows a game, then a second one
+//! opened after it loaded without a reload, changes on a move, draws one timeline mark per
+//! hint change, and logs no console error. The screenshot lands in target/tmp and, copied on
+//! purpose, in docs/inspector.png.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcpl_rpc::transport::child::StderrMode;
+use mcpl_rpc::{Event, Limits, Peer, PeerConfig, RequestOptions, Transport};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The highest rev in the hint changes `value` (a result, or push params) carries.
+fn rev_in(value: &Value) -> u64 {
+    let hints = value
+        .pointer("/_meta/mcpl~1hints")
+        .or_else(|| value.get("hints"))
+        .unwrap_or(value);
+    hints.get("rev").and_then(Value::as_u64).unwrap_or(0)
+}
+
+struct Client {
+    peer: Peer,
+    events: mcpl_rpc::Events,
+    rev: u64,
+}
+
+impl Client {
+    async fn ask(&mut self, method: &str, params: Value) -> Value {
+        let value = self
+            .peer
+            .request_value(method, Some(params), RequestOptions::timeout(WAIT))
+            .await
+            .unwrap_or_else(|e| panic!("{method} failed: {e}"))
+            .value;
+        self.rev = self.rev.max(rev_in(&value));
+        value
+    }
+
+    /// Reads what the server sends on its own until a `push/event` with hints arrives.
+    async fn until_push(&mut self) {
+        let wait = async {
+            loop {
+                match self.events.recv().await {
+                    Some(Event::Request {
+                        request, responder, ..
+                    }) if request.method == "push/event" => {
+                        let _ = responder.respond(json!({}));
+                        let params = request.params.unwrap_or(Value::Null);
+                        self.rev = self.rev.max(rev_in(&params));
+                        if params.get("hints").is_some() {
+                            return;
+                        }
+                    }
+                    Some(Event::Notification { notification, .. })
+                        if notification.method == "tools/hints" =>
+                    {
+                        let params = notification.params.unwrap_or(Value::Null);
+                        self.rev = self.rev.max(rev_in(&params));
+                    }
+                    Some(_) => {}
+                    None => panic!("the arcade closed"),
+                }
+            }
+        };
+        tokio::time::timeout(WAIT, wait)
+            .await
+            .expect("the bot's move is pushed");
+    }
+}
+
+/// The browser side, one command at a time (tests/e2e/inspect_browser.py).
+struct Browser {
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    child: tokio::process::Child,
+}
+
+impl Browser {
+    async fn reply(&mut self, what: &str) {
+        let line = tokio::time::timeout(WAIT, self.stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("the browser did not answer `{what}`"))
+            .expect("the browser's stdout");
+        match line {
+            Some(l) if l.starts_with("ok") => {}
+            other => {
+                let status = self.child.wait().await;
+                panic!("browser step `{what}` failed: {other:?} ({status:?}; its stderr above)")
+            }
+        }
+    }
+
+    async fn step(&mut self, command: &str) {
+        self.stdin
+            .write_all(format!("{command}\n").as_bytes())
+            .await
+            .expect("the browser reads commands");
+        self.reply(command).await;
+    }
+}
+
+fn need(path: &str) {
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: run scripts/test, which installs chromium, chromium-driver and the test venv"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue20_the_inspector_page_follows_games_live_in_a_real_browser() {
+    let python = root().join(".venv/bin/python");
+    need("/usr/bin/chromium");
+    need("/usr/bin/chromedriver");
+    need(python.to_str().expect("a UTF-8 path"));
+
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl"));
+    command.args(["arcade", "--inspect", "127.0.0.1:0"]);
+    let mut transport = Transport::child(command, StderrMode::Capture, Limits::default())
+        .expect("mcpl arcade starts");
+    let mut stderr = transport.take_stderr().expect("captured stderr");
+    let url = tokio::time::timeout(WAIT, async {
+        loop {
+            let line = stderr
+                .next_line()
+                .await
+                .expect("the arcade prints its inspect URL");
+            if let Some(url) = line.strip_prefix("mcpl arcade: inspect at ") {
+                return url.to_owned();
+            }
+        }
+    })
+    .await
+    .expect("the inspect URL within the wait");
+    let (peer, events) = Peer::start(transport, PeerConfig::default());
+    let mut client = Client {
+        peer,
+        events,
+        rev: 0,
+    };
+    client
+        .ask(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18",
+                   "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true,
+                       "pushEvents": true, "featureSets": true}}},
+                   "clientInfo": {"name": "inspect-browser", "version": "1"}}),
+        )
+        .await;
+    client
+        .peer
+        .notify_value("notifications/initialized", None)
+        .expect("the peer is open");
+    client
+        .ask(
+            "featureSets/update",
+            json!({"effectiveCapabilities": ["pushEvents"]}),
+        )
+        .await;
+    client
+        .ask(
+            "toolsets/open",
+            json!({"toolset": "go", "instance": "first-game", "options": {"size": 9}}),
+        )
+        .await;
+
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspector.png");
+    let mut child = tokio::process::Command::new(&python)
+        .arg(root().join("tests/e2e/inspect_browser.py"))
+        .arg(&url)
+        .arg(&shot)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python starts");
+    let mut browser = Browser {
+        stdin: child.stdin.take().expect("piped stdin"),
+        stdout: BufReader::new(child.stdout.take().expect("piped stdout")).lines(),
+        child,
+    };
+    browser.reply("load the page").await;
+    browser.step("wait-instance first-game").await;
+    browser.step(&format!("wait-marks {}", client.rev)).await;
+
+    // A second game after the page loaded: it appears without a reload.
+    client
+        .ask(
+            "toolsets/open",
+            json!({"toolset": "go", "instance": "second-game", "options": {"size": 9}}),
+        )
+        .await;
+    browser.step("wait-instance second-game").await;
+    browser.step(&format!("wait-marks {}", client.rev)).await;
+
+    // A move, and the bot's answer pushed back: each hint change is one more mark.
+    let before = client.rev;
+    client
+        .ask(
+            "tools/call",
+            json!({"name": "play", "arguments": {"move": "E5"},
+                   "_meta": {"mcpl/instance": "second-game"}}),
+        )
+        .await;
+    client.until_push().await;
+    assert!(
+        client.rev > before,
+        "the move and the bot's answer took revs"
+    );
+    browser.step(&format!("wait-marks {}", client.rev)).await;
+    browser.step("wait-text push/event").await;
+    browser.step("finish").await;
+    let _ = browser.child.wait().await;
+    assert!(shot.exists(), "the screenshot was written");
+    client.peer.close().await;
+}
+
+/// Sends one raw HTTP/1.1 GET for `path` to `addr` with `headers`; returns the status line.
+async fn status_of(addr: &str, path: &str, headers: &[(&str, &str)]) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the inspector accepts");
+    let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("the request is sent");
+    let mut lines = BufReader::new(stream).lines();
+    tokio::time::timeout(WAIT, lines.next_line())
+        .await
+        .expect("an answer within the wait")
+        .expect("a readable answer")
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue20_host_and_origin_are_checked_on_loopback_and_a_token_is_required_off_it() {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl"));
+    command.args(["arcade", "--inspect", "127.0.0.1:0"]);
+    let mut transport = Transport::child(command, StderrMode::Capture, Limits::default())
+        .expect("mcpl arcade starts");
+    let mut stderr = transport.take_stderr().expect("captured stderr");
+    let url = tokio::time::timeout(WAIT, async {
+        loop {
+            let line = stderr.next_line().await.expect("the inspect URL");
+            if let Some(url) = line.strip_prefix("mcpl arcade: inspect at ") {
+                return url.to_owned();
+            }
+        }
+    })
+    .await
+    .expect("the inspect URL within the wait");
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let ok = status_of(&addr, "/", &[("Host", &addr)]).await;
+    assert!(ok.contains(" 200 "), "{ok}");
+    // DNS rebinding: a foreign name as Host, on the page and on its live stream.
+    for path in ["/", "/events"] {
+        let rebound = status_of(&addr, path, &[("Host", "evil.example")]).await;
+        assert!(rebound.contains(" 403 "), "{path}: {rebound}");
+        let foreign = status_of(
+            &addr,
+            path,
+            &[("Host", &addr), ("Origin", "http://evil.example")],
+        )
+        .await;
+        assert!(foreign.contains(" 403 "), "{path}: {foreign}");
+    }
+    let stream = status_of(
+        &addr,
+        "/events",
+        &[("Host", &addr), ("Origin", &format!("http://{addr}"))],
+    )
+    .await;
+    assert!(stream.contains(" 200 "), "{stream}");
+    drop(transport);
+
+    // Off loopback without a token: refused at start, with the reason.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpl"))
+        .args(["arcade", "--inspect", "0.0.0.0:0"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcpl runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--inspect-token"), "{err}");
+}

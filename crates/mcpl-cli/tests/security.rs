@@ -1,0 +1,451 @@
+//! The defences of `mcpl arcade --listen`, through the binary: sessions bound to principals,
+//! `Origin` checks, TLS end to end with `mcpl inspect`, and the flags' refusals.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// A running `mcpl arcade`: its URL and everything it wrote to stderr so far.
+struct Arcade {
+    child: Child,
+    url: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Drop for Arcade {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Arcade {
+    fn start(args: &[&str]) -> Arcade {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpl"))
+            .arg("arcade")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mcpl runs");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            assert!(
+                stderr.read_line(&mut line).unwrap() > 0,
+                "the arcade exited"
+            );
+            if let Some((_, url)) = line.trim().split_once(" on ")
+                && line.contains("serving")
+            {
+                break url.to_owned();
+            }
+        };
+        let log = Arc::new(Mutex::new(String::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in stderr.lines() {
+                let Ok(line) = line else { break };
+                sink.lock().unwrap().push_str(&line);
+                sink.lock().unwrap().push('\n');
+            }
+        });
+        Arcade { child, url, log }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+/// A raw Streamable HTTP client: what an attacker or a broken client sends.
+struct Raw {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Raw {
+    fn new(url: &str) -> Raw {
+        mcpl_rpc::transport::tls::install_default_provider();
+        Raw {
+            http: reqwest::Client::new(),
+            url: url.to_owned(),
+        }
+    }
+
+    /// POSTs `message`; returns the status, the session header and the JSON-RPC answer (from
+    /// a JSON body or the SSE stream), if any.
+    async fn post(
+        &self,
+        headers: &[(&str, &str)],
+        message: Value,
+    ) -> (u16, Option<String>, Option<Value>) {
+        let mut builder = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(message.to_string());
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let response = builder.send().await.unwrap();
+        let status = response.status().as_u16();
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let text = response.text().await.unwrap();
+        let answer = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .chain(std::iter::once(text.as_str()))
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v.get("id").is_some());
+        (status, session, answer)
+    }
+}
+
+fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}},
+        "clientInfo": {"name": "t", "version": "0"}}})
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
+    let arcade = Arcade::start(&[
+        "--listen",
+        "http://127.0.0.1:0",
+        "--token",
+        "ada-t=ada",
+        "--token",
+        "bob-t=bob",
+    ]);
+    runtime().block_on(async {
+        let raw = Raw::new(&arcade.url);
+        let ada_auth = ("authorization", "Bearer ada-t");
+        let (status, session, _) = raw.post(&[ada_auth], initialize(1)).await;
+        assert_eq!(status, 200);
+        let session = session.unwrap();
+        let ada = [ada_auth, ("mcp-session-id", session.as_str())];
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(raw.post(&ada, note).await.0, 202);
+        let open = request(
+            2,
+            "toolsets/open",
+            json!({"toolset": "game", "instance": "g1"}),
+        );
+        let (status, _, opened) = raw.post(&ada, open).await;
+        assert_eq!(status, 200, "{opened:?}");
+        let list = || request(3, "tools/list", json!({}));
+        let (_, _, before) = raw.post(&ada, list()).await;
+        let before = before.unwrap()["result"].clone();
+        assert!(before.to_string().contains("resign"), "{before}");
+
+        // Bob, with his own valid token, names ada's session: 404, like a session that does
+        // not exist. Without any token, or with a token nobody holds: 404 too. None of them
+        // reaches the session.
+        let bob = [
+            ("authorization", "Bearer bob-t"),
+            ("mcp-session-id", session.as_str()),
+        ];
+        let resign = request(
+            4,
+            "tools/call",
+            json!({"name": "resign", "arguments": {}, "_meta": {"mcpl/instance": "g1"}}),
+        );
+        let (status, _, answer) = raw.post(&bob, resign.clone()).await;
+        assert_eq!(status, 404, "{answer:?}");
+        assert_eq!(raw.post(&bob, list()).await.0, 404);
+        let anonymous = [("mcp-session-id", session.as_str())];
+        assert_eq!(raw.post(&anonymous, resign.clone()).await.0, 404);
+        let forged = [
+            ("authorization", "Bearer nobody-t"),
+            ("mcp-session-id", session.as_str()),
+        ];
+        assert_eq!(raw.post(&forged, resign).await.0, 404);
+        // Without a session id, a missing token is still told as such.
+        assert_eq!(raw.post(&[], list()).await.0, 401);
+
+        // Ada's game is as it was.
+        let (_, _, after) = raw.post(&ada, list()).await;
+        assert_eq!(after.unwrap()["result"], before);
+    });
+    let log = arcade.log();
+    assert!(log.contains("another principal's credentials"), "{log}");
+    assert!(log.contains("without valid credentials"), "{log}");
+}
+
+#[test]
+fn a_foreign_origin_gets_403_unless_allowed() {
+    let arcade = Arcade::start(&["--listen", "http://127.0.0.1:0"]);
+    runtime().block_on(async {
+        let raw = Raw::new(&arcade.url);
+        let (status, session, _) = raw
+            .post(&[("origin", "https://evil.example")], initialize(1))
+            .await;
+        assert_eq!(status, 403);
+        assert!(session.is_none());
+        let (status, _, _) = raw
+            .post(&[("origin", "http://localhost:3000")], initialize(1))
+            .await;
+        assert_eq!(status, 200);
+        let (status, _, _) = raw.post(&[], initialize(1)).await;
+        assert_eq!(status, 200);
+    });
+    assert!(arcade.log().contains("foreign origin"), "{}", arcade.log());
+    let allowing = Arcade::start(&[
+        "--listen",
+        "http://127.0.0.1:0",
+        "--allow-origin",
+        "https://app.example",
+    ]);
+    runtime().block_on(async {
+        let raw = Raw::new(&allowing.url);
+        let (status, _, _) = raw
+            .post(&[("origin", "https://app.example")], initialize(1))
+            .await;
+        assert_eq!(status, 200);
+    });
+}
+
+/// A fresh directory holding a CA (`ca.pem`) and a certificate for localhost and 127.0.0.1
+/// that it signed (`cert.pem`, `key.pem`).
+fn pki(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpl-tls-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "mcpl test CA");
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, rcgen::KeyPair::generate().unwrap())
+        .unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
+        .unwrap()
+        .signed_by(&key, &ca)
+        .unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+    dir
+}
+
+fn inspect(args: &[&str]) -> Output {
+    Command::new("timeout")
+        .args(["60", env!("CARGO_BIN_EXE_mcpl"), "inspect"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcpl runs")
+}
+
+fn tls_end_to_end(scheme: &str) {
+    let dir = pki(scheme);
+    let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
+    let arcade = Arcade::start(&[
+        "--listen",
+        &format!("{scheme}://127.0.0.1:0"),
+        "--tls-cert",
+        &path("cert.pem"),
+        "--tls-key",
+        &path("key.pem"),
+        "--token",
+        "t1=ada",
+    ]);
+    assert!(
+        arcade.url.starts_with(&format!("{scheme}://")),
+        "{}",
+        arcade.url
+    );
+    let trusted = inspect(&[&arcade.url, "--token", "t1", "--ca", &path("ca.pem")]);
+    let out = String::from_utf8_lossy(&trusted.stdout);
+    let err = String::from_utf8_lossy(&trusted.stderr);
+    assert!(trusted.status.success(), "{out}\n{err}");
+    assert!(out.contains("mcpl-arcade"), "{out}");
+
+    let untrusted = inspect(&[&arcade.url, "--token", "t1"]);
+    let err = String::from_utf8_lossy(&untrusted.stderr);
+    assert!(!untrusted.status.success(), "{err}");
+    assert!(err.contains("certificate is not trusted"), "{err}");
+    assert!(err.contains("UnknownIssuer"), "{err}");
+    assert!(err.contains("--ca FILE"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn https_end_to_end_and_refused_without_the_ca() {
+    tls_end_to_end("https");
+}
+
+#[test]
+fn wss_end_to_end_and_refused_without_the_ca() {
+    tls_end_to_end("wss");
+}
+
+#[test]
+fn tls_flags_are_checked_before_serving() {
+    let run = |args: &[&str]| {
+        Command::new("timeout")
+            .args(["30", env!("CARGO_BIN_EXE_mcpl"), "arcade"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--listen", "https://127.0.0.1:0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--tls-cert FILE --tls-key FILE"), "{err}");
+    let out = run(&[
+        "--listen",
+        "https://127.0.0.1:0",
+        "--tls-cert",
+        "/nonexistent/c.pem",
+        "--tls-key",
+        "/nonexistent/k.pem",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("/nonexistent/c.pem"), "{err}");
+}
+
+#[test]
+fn inspect_refuses_credentials_for_a_command_and_bad_headers() {
+    let out = inspect(&["mcpl arcade", "--token", "t"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("apply to ws(s):// and http(s):// servers"),
+        "{err}"
+    );
+    let out = inspect(&["http://127.0.0.1:1/mcp", "--header", "no-equals"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("expected NAME=VALUE"), "{err}");
+}
+
+/// `mcpl bench` row 7 as `--quick` runs it: three waves of 1,000 connections that never
+/// initialize, each closed by the handshake timeout, the arcade's memory flat across waves.
+#[test]
+fn bench_row_7_never_initialized_connections_are_closed_and_memory_stays_flat() {
+    let settings = mcpl_bench::handshake::Settings {
+        exe: env!("CARGO_BIN_EXE_mcpl").into(),
+        connections: 1_000,
+        waves: std::env::var("WAVES")
+            .map(|w| w.parse().unwrap())
+            .unwrap_or(3),
+        timeout: std::time::Duration::from_secs(3),
+    };
+    let figures = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(mcpl_bench::handshake::measure(&settings))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let memory = &figures[0];
+    assert!(
+        memory.ratio() <= mcpl_bench::handshake::MAX_GROWTH,
+        "{memory:?}"
+    );
+    assert_eq!(figures[1].ours, 3_000.0);
+    assert_eq!(figures[1].baseline, 3_000.0);
+}
+
+/// Sends `initialize` and one `tools/call` to a `mcpl surface` on stdio and returns the
+/// call's text and whether it is an error.
+fn surface_call(config: &std::path::Path, tool: &str, args: Value) -> (String, bool) {
+    use std::io::Write;
+    let mut child = Command::new("timeout")
+        .args(["60", env!("CARGO_BIN_EXE_mcpl"), "surface", "--config"])
+        .arg(config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mcpl runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}});
+    writeln!(stdin, "{}", request(1, "initialize", init)).unwrap();
+    let call = json!({"name": tool, "arguments": args});
+    writeln!(stdin, "{}", request(2, "tools/call", call)).unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let answer = stdout
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .find(|v| v["id"] == json!(2))
+        .expect("the surface answers the call");
+    let _ = child.kill();
+    let _ = child.wait();
+    let text: Vec<&str> = answer["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    (text.join("\n"), answer["result"]["isError"] == json!(true))
+}
+
+#[test]
+fn the_surface_trusts_a_config_entrys_ca_and_names_an_untrusted_certificate() {
+    let dir = pki("surface");
+    let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
+    let https = Arcade::start(&[
+        "--listen",
+        "https://127.0.0.1:0",
+        "--tls-cert",
+        &path("cert.pem"),
+        "--tls-key",
+        &path("key.pem"),
+        "--token",
+        "t1=ada",
+    ]);
+    let wss = Arcade::start(&[
+        "--listen",
+        "wss://127.0.0.1:0",
+        "--tls-cert",
+        &path("cert.pem"),
+        "--tls-key",
+        &path("key.pem"),
+        "--token",
+        "t1=ada",
+    ]);
+    let auth = json!({"Authorization": "Bearer t1"});
+    let trusted = dir.join("trusted.json");
+    let entry = |url: &str| json!({"url": url, "headers": auth, "ca": path("ca.pem")});
+    let file = json!({"mcpServers": {"a": entry(&https.url), "b": entry(&wss.url)}});
+    std::fs::write(&trusted, file.to_string()).unwrap();
+    for server in ["a", "b"] {
+        let open =
+            json!({"server": server, "toolset": "go", "instance": "g", "options": {"size": 9}});
+        let (text, err) = surface_call(&trusted, "toolsets_open", open);
+        assert!(!err, "{server}: {text}");
+    }
+
+    let untrusted = dir.join("untrusted.json");
+    let file = json!({"mcpServers": {"b": {"url": wss.url, "headers": auth}}});
+    std::fs::write(&untrusted, file.to_string()).unwrap();
+    let (text, _) = surface_call(&untrusted, "toolsets_look", json!({}));
+    assert!(text.contains("down"), "{text}");
+    assert!(text.contains("certificate"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
