@@ -223,13 +223,13 @@ impl Report {
             match &row.outcome {
                 RowOutcome::Measured(figures) => {
                     for f in figures {
-                        let id = f.id.map(|i| format!("`{i}`")).unwrap_or_default();
+                        let id = f.id.map_or_else(|| "–".to_owned(), |i| format!("`{i}`"));
                         let ratio = match f.spread {
                             Some((lo, hi)) => format!("{:.2} ({lo:.2}–{hi:.2})", f.ratio()),
                             None => format!("{:.2}", f.ratio()),
                         };
                         let goal = match f.id {
-                            None => String::new(),
+                            None => "–".to_owned(),
                             Some(_) => {
                                 let goal = f.goal();
                                 match goal.met(f) {
@@ -250,10 +250,10 @@ impl Report {
                     }
                 }
                 RowOutcome::Skipped(why) => {
-                    let _ = writeln!(out, "| {head} | | not measured: {why} | – | – | – | |");
+                    let _ = writeln!(out, "| {head} | – | not measured: {why} | – | – | – | – |");
                 }
                 RowOutcome::Failed(why) => {
-                    let _ = writeln!(out, "| {head} | | FAILED: {why} | – | – | – | |");
+                    let _ = writeln!(out, "| {head} | – | FAILED: {why} | – | – | – | – |");
                 }
             }
         }
@@ -491,7 +491,7 @@ mod tests {
         );
         assert!(
             table.contains(
-                "| 1 cache stability | | not measured: the surface host is not built yet"
+                "| 1 cache stability | – | not measured: the surface host is not built yet"
             ),
             "{table}"
         );
