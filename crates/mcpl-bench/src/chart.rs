@@ -197,11 +197,9 @@ pub fn line_chart(curve: &Curve) -> String {
     svg
 }
 
-/// A number in a few characters ("0.85", "12.3", "1,000" as "1000").
+/// A number in a few characters: "0.85", "12.3", "1000", whole numbers without decimals.
 fn short(v: f64) -> String {
-    if v == 0.0 {
-        "0".to_owned()
-    } else if v.abs() >= 100.0 {
+    if v.fract() == 0.0 || v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
         format!("{v:.1}")

@@ -47,8 +47,9 @@ fn ratio_of(line: &str) -> Option<f64> {
 /// `mcpl bench --quick` measures what it can and prints one table with every row: measured
 /// rows as ratios against their baselines, each of the figures with its id and goal,
 /// the others marked "not measured" with the reason, never with a number. Then
-/// `mcpl bench --quick --json --curves DIR` prints the rows as JSON, exactly its ids
-/// in its order, each ratio ours / baseline, and writes the growth curves. (One test, so the
+/// `mcpl bench --quick --json --curves DIR --table FILE` prints the rows as JSON,
+/// exactly its ids in its order, each ratio ours / baseline, and writes the growth curves and
+/// the Markdown report. (One test, so the
 /// two runs do not measure each other.)
 #[test]
 fn bench_quick_prints_the_table_and_the_json_with_every_row() {
@@ -138,6 +139,8 @@ fn bench_quick_prints_the_table_and_the_json_with_every_row() {
         "--json",
         "--curves",
         dir.to_str().unwrap(),
+        "--table",
+        dir.join("table.md").to_str().unwrap(),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -212,6 +215,11 @@ fn bench_quick_prints_the_table_and_the_json_with_every_row() {
             "{file}: {svg}"
         );
     }
+    let table = std::fs::read_to_string(dir.join("table.md")).unwrap_or_default();
+    assert!(
+        table.contains("| 9 change cost | `change_cost_1000_vs_1` |"),
+        "--table writes the Markdown report: {table}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

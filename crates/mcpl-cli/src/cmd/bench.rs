@@ -1,4 +1,4 @@
-//! `mcpl bench [--quick] [--json] [--runs N] [--curves DIR]`: run every benchmark row against
+//! `mcpl bench [--quick] [--json] [--runs N] [--curves DIR] [--table FILE]`: run every benchmark row against
 //! its baseline in the same run and print the results, as a Markdown table or as JSON (the
 //! rows and their baselines are described in `mcpl-bench` and docs/BENCHMARKS.md). Progress
 //! goes to stderr, the results to stdout.
@@ -29,6 +29,9 @@ pub struct BenchFlags {
     /// Also write the growth curves (and row 1's chart) as SVG files into DIR.
     #[arg(long, value_name = "DIR")]
     pub curves: Option<PathBuf>,
+    /// Also write the Markdown report to FILE (useful with `--json`).
+    #[arg(long, value_name = "FILE")]
+    pub table: Option<PathBuf>,
 }
 
 /// Run `mcpl bench`.
@@ -55,6 +58,10 @@ pub fn run(flags: BenchFlags) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report.json())?);
     } else {
         print!("{}", report.markdown());
+    }
+    if let Some(path) = &flags.table {
+        std::fs::write(path, report.markdown())
+            .with_context(|| format!("writing the table to {}", path.display()))?;
     }
     if let (Some(path), Some(chart)) = (std::env::var_os("MCPL_BENCH_SVG"), &report.chart) {
         std::fs::write(&path, chart)
