@@ -273,7 +273,7 @@ impl Controller {
         snap.server = config.server.clone();
         snap.principal = config.principal.clone();
         snap.hinted = hinted;
-        snap.applied = 0; // H11: a new connection starts at 0
+        snap.new_connection(); // H11: a new connection starts at 0, its stamps too
         snap.ready = false;
         snap.auto_open = config.grouping.as_ref().is_some_and(|g| g.auto_open);
         let manifest = config.manifest.clone();
