@@ -63,6 +63,12 @@ fn main() {
         let (states, violations) = model::check(model::Rules::Real);
         println!("model check: {states} states, {violations} violations");
         failed |= violations > 0;
+        // The check must also see a bug: each planted one is found.
+        for rules in model::Rules::PLANTED {
+            let found = model::first_failures(rules);
+            println!("model check, planted bug {rules:?}: found by {found:?}");
+            failed |= found.is_empty();
+        }
     }
     std::process::exit(i32::from(failed));
 }
