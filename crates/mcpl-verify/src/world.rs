@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use mcpl_host::controller::{CloseRequest, Effect as HostEffect, OpenRequest, Outcome};
 use mcpl_host::names::{InstanceName, ServerName, ToolsetName};
-use mcpl_host::presenter::{AgentId, META_ACT, Plan, Presenter, PresenterConfig};
+use mcpl_host::presenter::{AgentId, META_ACT, Plan, Presenter, PresenterConfig, Refusal};
 use mcpl_host::{Controller, ControllerConfig, Snapshot, Transport};
 use mcpl_protocol::jsonrpc::{Message, Notification, Request, RequestId};
 use mcpl_server::{
@@ -302,13 +302,14 @@ impl World {
         any
     }
 
-    /// No call goes out for a tool the controller's own picture holds invisible.
+    /// No call goes out for a tool the controller's own picture holds invisible (or does not
+    /// hold at all).
     fn check_call_visible(&mut self, i: usize, r: &Request) {
         let p = r.params.clone().unwrap_or_default();
         let tool = p["name"].as_str().unwrap_or_default().to_owned();
         let instance = p["_meta"]["mcpl/instance"].as_str().map(str::to_owned);
         let snap = self.links[i].host.snapshot();
-        if snap.tool(&tool).is_some() && !snap.visible(&tool, instance.as_deref()) {
+        if !snap.visible(&tool, instance.as_deref()) {
             self.violations.push(Violation(format!(
                 "connection {i} sent tools/call {tool} {instance:?} while its picture held it invisible"
             )));
@@ -470,8 +471,13 @@ impl World {
         let push = self.links[i].cfg.push_events;
         self.presenter.update(self.links[i].host.snapshot(), push);
         let args = json!({"server": NAMES[i], "tool": tool, "instance": instance});
-        match self.presenter.plan(META_ACT, &args) {
-            Ok(Plan::Act { req, .. }) => {
+        // A static tool is called by its model-facing name, as the agent reads it in the list.
+        let plan = match self.presenter.plan(META_ACT, &args) {
+            Err(Refusal::NotDynamic { model, .. }) => self.presenter.plan(&model, &json!({})),
+            plan => plan,
+        };
+        match plan {
+            Ok(Plan::Act { req, .. } | Plan::Call { req, .. }) => {
                 let r = self.links[i].host.call(now, req);
                 self.note(format!("c{i} act {tool} {instance:?}: sent {}", r.is_ok()));
             }
