@@ -62,6 +62,9 @@ pub enum RecoveryReason {
     Requested,
     /// A retry after a failed read (H25, H26).
     Retry,
+    /// A full statement jumped past hints it does not restate: a static tool's visibility
+    /// (§4.1) or a move (§4.2). Only `tools/list` states them, so it is read again.
+    Unstated,
 }
 
 /// Why an open, close or call has no known outcome (H60, H61, H82).
