@@ -7,6 +7,11 @@ non-zero with the reason.
   mark URL               remember the page object (no reload from here on)
   wait-marks N           the timeline has exactly N marks, as many as change rows
   wait-text TEXT         TEXT appears in the page
+  wait-css SEL           an element matches the CSS selector SEL
+  wait-css-text SEL|TEXT an element matching SEL has exactly the text TEXT
+  read SEL               prints `ok TEXT`, the text of the first element matching SEL
+                         (its line breaks as spaces: one answer is one line)
+  shot                   save the screenshot now (else `finish` saves it)
   finish                 no reload happened, no console error; save the screenshot
 """
 import sys
@@ -42,6 +47,7 @@ def main():
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    shot_taken = False
     try:
         driver.get(url)
         # A marker that a reload would wipe.
@@ -61,13 +67,28 @@ def main():
                 until(f"{n} marks", marks)
             elif cmd == "wait-text":
                 until(f"text {arg!r}", lambda: arg in driver.find_element(By.TAG_NAME, "body").text)
+            elif cmd == "wait-css":
+                until(f"selector {arg!r}", lambda: driver.find_elements(By.CSS_SELECTOR, arg))
+            elif cmd == "wait-css-text":
+                sel, _, text = arg.partition("|")
+                until(f"{sel!r} reading {text!r}", lambda: any(
+                    e.text == text for e in driver.find_elements(By.CSS_SELECTOR, sel)))
+            elif cmd == "read":
+                found = until(f"selector {arg!r}",
+                              lambda: driver.find_elements(By.CSS_SELECTOR, arg))
+                print("ok " + " ".join(found[0].text.splitlines()), flush=True)
+                continue
+            elif cmd == "shot":
+                driver.save_screenshot(shot)
+                shot_taken = True
             elif cmd == "finish":
                 if not driver.execute_script("return window.__mcplNoReload === true;"):
                     sys.exit("the page was reloaded")
                 errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
                 if errors:
                     sys.exit(f"browser console errors: {errors}")
-                driver.save_screenshot(shot)
+                if not shot_taken:
+                    driver.save_screenshot(shot)
                 print("ok finished", flush=True)
                 return
             else:
