@@ -9,6 +9,7 @@ non-zero with the reason.
   wait-text TEXT         TEXT appears in the page
   wait-css SEL           an element matches the CSS selector SEL
   wait-css-text SEL|TEXT an element matching SEL has exactly the text TEXT
+  wait-above SEL|N       an element matching SEL reads a number (its first word) above N
   read SEL               prints `ok TEXT`, the text of the first element matching SEL
                          (its line breaks as spaces: one answer is one line)
   shot                   save the screenshot now (else `finish` saves it)
@@ -20,6 +21,7 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 WAIT = 30
@@ -28,7 +30,10 @@ WAIT = 30
 def until(what, check):
     end = time.monotonic() + WAIT
     while time.monotonic() < end:
-        value = check()
+        try:
+            value = check()
+        except StaleElementReferenceException:
+            value = None  # the page redrew under us: look again
         if value:
             return value
         time.sleep(0.1)
@@ -73,10 +78,23 @@ def main():
                 sel, _, text = arg.partition("|")
                 until(f"{sel!r} reading {text!r}", lambda: any(
                     e.text == text for e in driver.find_elements(By.CSS_SELECTOR, sel)))
+            elif cmd == "wait-above":
+                sel, _, floor = arg.partition("|")
+                def above():
+                    for e in driver.find_elements(By.CSS_SELECTOR, sel):
+                        try:
+                            if float(e.text.split()[0]) > float(floor):
+                                return True
+                        except (ValueError, IndexError):
+                            pass
+                    return False
+                until(f"{sel!r} above {floor}", above)
             elif cmd == "read":
-                found = until(f"selector {arg!r}",
-                              lambda: driver.find_elements(By.CSS_SELECTOR, arg))
-                print("ok " + " ".join(found[0].text.splitlines()), flush=True)
+                def first_text():
+                    found = driver.find_elements(By.CSS_SELECTOR, arg)
+                    return found and (found[0].text,)
+                (text,) = until(f"selector {arg!r}", first_text)
+                print("ok " + " ".join(text.splitlines()), flush=True)
                 continue
             elif cmd == "shot":
                 driver.save_screenshot(shot)

@@ -3,8 +3,8 @@
 //! `scripts/test`). Both serve stdio (the page works whatever the main transport).
 //!
 //! Server view: the page shows a game, then a second one opened after it loaded without a
-//! reload, changes on a move, draws one timeline mark per hint change, and logs no console
-//! error. Host view: a plain MCP client drives the surface in front of a real `mcpl arcade`;
+//! reload, changes on a move, draws one timeline mark per hint change, moves a connection's
+//! "last seen" on a ping, and logs no console error. Host view: a plain MCP client drives the surface in front of a real `mcpl arcade`;
 //! the page shows the backend, its rev and open games, follows a second game, a move and the
 //! news it leaves waiting, and the list's change counter stays 0. The screenshots land in
 //! target/tmp and, copied on purpose, in docs/inspector.png and docs/inspector-host.png.
@@ -231,6 +231,22 @@ async fn issue20_the_inspector_page_follows_games_live_in_a_real_browser() {
     );
     browser.step(&format!("wait-marks {}", client.rev)).await;
     browser.step("wait-text push/event").await;
+
+    // "Last seen" follows any inbound message, not only hint records: a ping moves it.
+    let seen_cell = "#connections tbody tr td:nth-child(4)";
+    let before: f64 = browser
+        .step(&format!("read {seen_cell}"))
+        .await
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("last seen reads `N.N s`");
+    // Far enough apart for the page's tenths of a second to tell them apart.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    client.ask("ping", json!({})).await;
+    browser
+        .step(&format!("wait-above {seen_cell}|{}", before + 1.0))
+        .await;
     browser.step("finish").await;
     let _ = browser.child.wait().await;
     assert!(shot.exists(), "the screenshot was written");

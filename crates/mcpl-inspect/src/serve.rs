@@ -122,6 +122,10 @@ async fn follow_host(
     }
 }
 
+/// How often the server view looks for connections that received messages since it last
+/// drew (their last-seen time moves without a record).
+const SEEN_EVERY: Duration = Duration::from_secs(1);
+
 /// Keeps the model current from observer records and publishes each new snapshot. A page
 /// that reads slowly sees only the latest snapshot (a watch channel keeps one).
 async fn follow(
@@ -131,10 +135,21 @@ async fn follow(
 ) {
     let start = tokio::time::Instant::now();
     let ms = move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let mut model = ServerModel::default();
+    let mut model = ServerModel::new(start.into_std());
     let _ = tx.send(Arc::new(model.snapshot(ms()).to_string()));
+    let mut seen_tick = tokio::time::interval(SEEN_EVERY);
+    seen_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let principal = match records.recv().await {
+        let record = tokio::select! {
+            record = records.recv() => record,
+            _ = seen_tick.tick() => {
+                if model.refresh_seen() {
+                    let _ = tx.send(Arc::new(model.snapshot(ms()).to_string()));
+                }
+                continue;
+            }
+        };
+        let principal = match record {
             Ok(record) => model.record(ms(), record),
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 model.missed(n);
@@ -151,6 +166,7 @@ async fn follow(
         {
             model.set_state(&principal, &state);
         }
+        model.refresh_seen();
         let _ = tx.send(Arc::new(model.snapshot(ms()).to_string()));
     }
 }
