@@ -149,24 +149,11 @@ async fn issue20_the_inspector_page_follows_games_live_in_a_real_browser() {
     need("/usr/bin/chromedriver");
     need(python.to_str().expect("a UTF-8 path"));
 
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl"));
-    command.args(["arcade", "--inspect", "127.0.0.1:0"]);
-    let mut transport = Transport::child(command, StderrMode::Capture, Limits::default())
-        .expect("mcpl arcade starts");
-    let mut stderr = transport.take_stderr().expect("captured stderr");
-    let url = tokio::time::timeout(WAIT, async {
-        loop {
-            let line = stderr
-                .next_line()
-                .await
-                .expect("the arcade prints its inspect URL");
-            if let Some(url) = line.strip_prefix("mcpl arcade: inspect at ") {
-                return url.to_owned();
-            }
-        }
-    })
-    .await
-    .expect("the inspect URL within the wait");
+    let (transport, url) = start_with_inspector(
+        &["arcade", "--inspect", "127.0.0.1:0"],
+        "mcpl arcade: inspect at ",
+    )
+    .await;
     let (peer, events) = Peer::start(transport, PeerConfig::default());
     let mut client = Client {
         peer,
@@ -451,55 +438,49 @@ async fn status_of(addr: &str, path: &str, headers: &[(&str, &str)]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue20_host_and_origin_are_checked_on_loopback_and_a_token_is_required_off_it() {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl"));
-    command.args(["arcade", "--inspect", "127.0.0.1:0"]);
-    let mut transport = Transport::child(command, StderrMode::Capture, Limits::default())
-        .expect("mcpl arcade starts");
-    let mut stderr = transport.take_stderr().expect("captured stderr");
-    let url = tokio::time::timeout(WAIT, async {
-        loop {
-            let line = stderr.next_line().await.expect("the inspect URL");
-            if let Some(url) = line.strip_prefix("mcpl arcade: inspect at ") {
-                return url.to_owned();
-            }
-        }
-    })
-    .await
-    .expect("the inspect URL within the wait");
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
-    let ok = status_of(&addr, "/", &[("Host", &addr)]).await;
-    assert!(ok.contains(" 200 "), "{ok}");
-    // DNS rebinding: a foreign name as Host, on the page and on its live stream.
-    for path in ["/", "/events"] {
-        let rebound = status_of(&addr, path, &[("Host", "evil.example")]).await;
-        assert!(rebound.contains(" 403 "), "{path}: {rebound}");
-        let foreign = status_of(
-            &addr,
-            path,
-            &[("Host", &addr), ("Origin", "http://evil.example")],
+    // The server view (`mcpl arcade`) and the host view (`mcpl surface`) share the checks.
+    for command in ["arcade", "surface"] {
+        let (transport, url) = start_with_inspector(
+            &[command, "--inspect", "127.0.0.1:0"],
+            &format!("mcpl {command}: inspect at "),
         )
         .await;
-        assert!(foreign.contains(" 403 "), "{path}: {foreign}");
-    }
-    let stream = status_of(
-        &addr,
-        "/events",
-        &[("Host", &addr), ("Origin", &format!("http://{addr}"))],
-    )
-    .await;
-    assert!(stream.contains(" 200 "), "{stream}");
-    drop(transport);
+        let addr = url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
+        let ok = status_of(&addr, "/", &[("Host", &addr)]).await;
+        assert!(ok.contains(" 200 "), "{command}: {ok}");
+        // DNS rebinding: a foreign name as Host, on the page and on its live stream.
+        for path in ["/", "/events"] {
+            let rebound = status_of(&addr, path, &[("Host", "evil.example")]).await;
+            assert!(rebound.contains(" 403 "), "{command} {path}: {rebound}");
+            let foreign = status_of(
+                &addr,
+                path,
+                &[("Host", &addr), ("Origin", "http://evil.example")],
+            )
+            .await;
+            assert!(foreign.contains(" 403 "), "{command} {path}: {foreign}");
+        }
+        let stream = status_of(
+            &addr,
+            "/events",
+            &[("Host", &addr), ("Origin", &format!("http://{addr}"))],
+        )
+        .await;
+        assert!(stream.contains(" 200 "), "{command}: {stream}");
+        drop(transport);
 
-    // Off loopback without a token: refused at start, with the reason.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpl"))
-        .args(["arcade", "--inspect", "0.0.0.0:0"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("mcpl runs");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--inspect-token"), "{err}");
+        // Off loopback without a token: refused at start, with the reason, before serving.
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpl"))
+            .args([command, "--inspect", "0.0.0.0:0"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("mcpl runs");
+        assert!(!out.status.success(), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--inspect-token"), "{command}: {err}");
+        assert!(out.stdout.is_empty(), "{command} served before refusing");
+    }
 }

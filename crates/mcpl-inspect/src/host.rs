@@ -136,7 +136,10 @@ mod tests {
         assert_eq!(s["list"]["changes"], 0);
         let moves = s["rev_moves"].as_array().unwrap();
         assert_eq!(moves.len(), 2);
-        assert_eq!((moves[1]["from"].as_u64(), moves[1]["to"].as_u64()), (Some(2), Some(5)));
+        assert_eq!(
+            (moves[1]["from"].as_u64(), moves[1]["to"].as_u64()),
+            (Some(2), Some(5))
+        );
         // Server-written text travels as a JSON string; the page sets it as text only.
         assert_eq!(s["servers"][0]["open"][0]["instance"], "<b>g1</b>");
     }

@@ -216,7 +216,10 @@ mod tests {
         let none = AllowedOrigins::none();
         assert!(none.permits(None));
         assert!(!none.permits(Some("http://localhost:3000")));
-        assert!(none.allow("http://a.example").permits(Some("http://A.example/")));
+        assert!(
+            none.allow("http://a.example")
+                .permits(Some("http://A.example/"))
+        );
     }
 
     fn site(addr: &str) -> BoundSite {
