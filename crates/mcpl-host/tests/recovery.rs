@@ -572,6 +572,41 @@ fn s6_an_instance_that_closes_tells_the_close_not_its_tools_going_invisible() {
 }
 
 #[test]
+fn h24_h25_recovery_status_shows_the_read_the_queued_run_and_the_back_off() {
+    use mcpl_host::controller::RecoveryPhase;
+    let mut p = Pair::new(arcade());
+    p.clear();
+    assert_eq!(p.host.recovery().phase, RecoveryPhase::Idle);
+    let runs = p.host.recovery().runs;
+    p.hold.insert("tools/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    p.host.resync(p.now);
+    p.flush();
+    let reading = p.host.recovery();
+    assert_eq!(reading.phase, RecoveryPhase::ReadingList);
+    assert_eq!(reading.runs, runs + 1);
+    assert!(reading.again, "the trigger during the run queues one more");
+    assert_eq!(
+        reading.to_string(),
+        "reading tools/list; one more run queued"
+    );
+    p.release("tools/list");
+    p.run();
+    assert_eq!(p.host.recovery().phase, RecoveryPhase::Idle);
+    assert_eq!(p.host.recovery().runs, runs + 2);
+
+    // A failed read waits out its back-off, and says so.
+    p.server.borrow_mut().fail_list = true;
+    p.host.resync(p.now);
+    p.run();
+    let failed = p.host.recovery();
+    assert!(matches!(failed.phase, RecoveryPhase::Waiting { .. }));
+    assert_eq!(failed.failures, 1);
+    assert_eq!(failed.to_string(), "waiting to retry (1 failed in a row)");
+}
+
+#[test]
 fn h11_a_new_connections_list_sets_visibility_over_the_old_connections_revs() {
     let mut p = Pair::new(arcade());
     // On the first connection a hint at rev 2 makes the static `challenge` visible.

@@ -29,6 +29,7 @@ use crate::config::ControllerConfig;
 use crate::error::Error;
 use crate::names::{InstanceName, ToolsetName};
 use recovery::Recovery;
+pub use recovery::{RecoveryPhase, RecoveryStatus};
 use rev::RevOrder;
 
 /// An opaque handle for a command (open, close, call, toolsets refresh); its answer comes back
