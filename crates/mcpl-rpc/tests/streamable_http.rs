@@ -445,3 +445,61 @@ data: {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25""#
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     assert!(server.peer.is_closed());
 }
+
+/// H76 on the client side of Streamable HTTP: an answer over the client's frame cap, as an SSE
+/// event or a JSON body, fails the request it answers at once (its id is read from its first
+/// bytes) instead of leaving it to its timeout; a server request over the cap, on the GET
+/// stream, gets its error reply at once. The session goes on.
+#[tokio::test]
+async fn h76_an_oversized_answer_or_request_from_the_server_fails_at_once() {
+    for json_response in [false, true] {
+        let config = HttpServerConfig {
+            json_response,
+            ..HttpServerConfig::default()
+        };
+        let (router, sessions) = http::router("/mcp", config);
+        let mut servers = run_sessions(sessions);
+        let url = serve(router).await;
+        let limits = Limits {
+            max_frame_bytes: 1024,
+            ..Limits::default()
+        };
+        let (client, events) = Peer::start(
+            http::connect(&url, &[], limits).unwrap(),
+            PeerConfig::default(),
+        );
+        let _seen = answer_pings(events);
+        initialize(&client).await;
+        let server = servers.recv().await.unwrap();
+        // Far longer than the test runs: only the refusal can end these requests.
+        let patient = RequestOptions::timeout(Duration::from_secs(3600));
+
+        let big = json!({"s": "x".repeat(3000)});
+        let err = client
+            .request_value("echo", Some(big.clone()), patient.clone())
+            .await
+            .unwrap_err();
+        let RpcError::BadAnswer { method, detail, .. } = &err else {
+            panic!("json_response {json_response}: {err}")
+        };
+        assert_eq!(method, "echo");
+        assert!(detail.contains("exceeds the cap of 1024 bytes"), "{detail}");
+
+        let err = server
+            .peer
+            .request_value("big", Some(big), patient)
+            .await
+            .unwrap_err();
+        let RpcError::Remote { error, .. } = &err else {
+            panic!("json_response {json_response}: {err}")
+        };
+        assert_eq!(error.code, -32600, "{err}");
+
+        let echo = client
+            .request_value("echo", Some(json!({"x": 1})), opts())
+            .await
+            .unwrap();
+        assert_eq!(echo.value, json!({"x": 1}));
+        client.close().await;
+    }
+}
