@@ -1,7 +1,6 @@
 //! Streamable HTTP: the axum server and the reqwest client, sessions, both directions,
 //! JSON and SSE answers, auth headers, bad bodies, and cross-stream reordering made real.
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode};
@@ -14,50 +13,18 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc};
 
-fn opts() -> RequestOptions {
-    RequestOptions::timeout(Duration::from_secs(10))
-}
-
-const PROTOCOL: &str = "2025-11-25";
-
-/// Serves `router` on a local port; returns the endpoint URL.
-async fn serve(router: Router) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    url
-}
-
-/// What the test's server application saw, per session.
-struct ServerSide {
-    peer: Peer,
-    headers: HeaderMap,
-    seen: mpsc::UnboundedReceiver<Event>,
-}
+mod common;
+use common::streamable::{PROTOCOL, ServerSide, opts, serve};
 
 /// Runs an MCP-ish server application on every new session: answers `initialize`, `ping`,
 /// `echo`, and `test/race` (a notification on the request's own stream, then one on the GET
 /// stream, then the answer); forwards everything else.
 fn run_sessions(
-    mut sessions: mpsc::Receiver<http::HttpSession>,
+    sessions: mpsc::Receiver<http::HttpSession>,
 ) -> mpsc::UnboundedReceiver<ServerSide> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(session) = sessions.recv().await {
-            assert_eq!(session.transport.kind(), TransportKind::StreamableHttp);
-            let (peer, events) = Peer::start(session.transport, PeerConfig::default());
-            let seen = serve_app(peer.clone(), events);
-            let _ = tx.send(ServerSide {
-                peer,
-                headers: session.headers,
-                seen,
-            });
-        }
-    });
-    rx
+    common::streamable::run_sessions(sessions, serve_app)
 }
 
 fn serve_app(peer: Peer, mut events: Events) -> mpsc::UnboundedReceiver<Event> {
