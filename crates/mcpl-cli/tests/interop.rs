@@ -16,14 +16,13 @@ mod support;
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::process::Command;
 use std::rc::Rc;
 use std::time::Duration;
 
 use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_rpc::{Event, Peer, PeerConfig, RequestOptions};
 use serde_json::{Map, Value, json};
-use support::Client;
+use support::{Client, KillableArcade};
 
 /// What an MCPL client's push handler saw, judged as agent-framework's does (MCPL §9.2,
 /// §9.4).
@@ -302,29 +301,14 @@ fn text_has_turn(text: &str) -> bool {
 
 #[test]
 fn mcpl_9_2_9_4_surface_pushes_name_its_declared_set_are_told_once_and_survive_a_backend_restart() {
-    let dir = std::env::temp_dir().join(format!("mcpl-interop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let pidfile = dir.join("pid");
-    let spec = format!(
-        "arcade=sh -c 'echo $$ > {}; exec {} arcade'",
-        pidfile.display(),
-        env!("CARGO_BIN_EXE_mcpl")
-    );
-    let mut c = McplClient::start(&["surface", "--server", &spec]);
+    let arcade = KillableArcade::new("interop");
+    let mut c = McplClient::start(&["surface", "--server", &arcade.spec]);
     let mut texts = play_until_pushed(&mut c, "g", 1);
     let before = c.handler().accepted.len();
     assert!(before >= 1, "no push arrived:\n{}", texts.join("\n---\n"));
 
     // The backend dies and comes back: its ids start again, the surface's do not.
-    let first_pid = std::fs::read_to_string(&pidfile).expect("pid");
-    let first_pid = first_pid.trim().to_owned();
-    assert!(
-        Command::new("kill")
-            .args(["-9", &first_pid])
-            .status()
-            .expect("kill")
-            .success()
-    );
+    arcade.kill();
     for _ in 0..500 {
         let (text, _) = c.call("toolsets_look", json!({}));
         texts.push(text.clone());
@@ -375,7 +359,6 @@ fn mcpl_9_2_9_4_surface_pushes_name_its_declared_set_are_told_once_and_survive_a
     for t in &texts {
         assert!(!t.contains("event from arcade"), "told twice:\n{t}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -6,7 +6,7 @@ mod support;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-use support::Client;
+use support::{Client, KillableArcade};
 
 #[test]
 fn a_bad_server_spec_is_refused_naming_it() {
@@ -96,15 +96,8 @@ fn h57_two_arcade_processes_behind_one_surface_route_by_server() {
 
 #[test]
 fn h28_a_killed_arcade_process_is_restarted_and_its_lost_game_told_once_without_a_reopen() {
-    let dir = std::env::temp_dir().join(format!("mcpl-surface-kill-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let pidfile = dir.join("pid");
-    let spec = format!(
-        "arcade=sh -c 'echo $$ > {}; exec {} arcade'",
-        pidfile.display(),
-        env!("CARGO_BIN_EXE_mcpl")
-    );
-    let mut p = Client::plain(&["surface", "--server", &spec]);
+    let arcade = KillableArcade::new("surface-kill");
+    let mut p = Client::plain(&["surface", "--server", &arcade.spec]);
     let tools = p.tools();
     let (text, err) = p.call(
         "toolsets_open",
@@ -117,20 +110,14 @@ fn h28_a_killed_arcade_process_is_restarted_and_its_lost_game_told_once_without_
     );
     assert!(!err, "{text}");
 
-    let pid = std::fs::read_to_string(&pidfile).expect("the arcade wrote its pid");
-    let first_pid = pid.trim().to_owned();
-    let killed = Command::new("kill")
-        .args(["-9", &first_pid])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    let first_pid = arcade.kill();
 
     // Calls meanwhile name the server's state; then the surface reconnects to a new process.
     let mut told = String::new();
     for _ in 0..300 {
         let (text, _) = p.call("toolsets_look", serde_json::json!({}));
         told.push_str(&text);
-        let restarted = std::fs::read_to_string(&pidfile).is_ok_and(|p| p.trim() != first_pid);
+        let restarted = arcade.pid().is_some_and(|p| p != first_pid);
         if restarted && told.contains("ended while the connection was down") {
             break;
         }
@@ -151,7 +138,6 @@ fn h28_a_killed_arcade_process_is_restarted_and_its_lost_game_told_once_without_
     );
     assert!(!text.contains("ended while"), "{text}");
     assert_eq!(p.tools(), tools);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Writes `text` to a fresh file under the temp dir; returns its path.

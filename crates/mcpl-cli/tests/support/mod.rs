@@ -1,5 +1,6 @@
 //! Shared by the `mcpl` binary's tests: [`Client`], a line-based MCP client of an `mcpl`
-//! process on stdio (`mcpl surface ...`, or `mcpl arcade` directly).
+//! process on stdio (`mcpl surface ...`, or `mcpl arcade` directly), and [`KillableArcade`],
+//! an arcade backend a test can kill.
 //!
 //! Use it from a test file with `mod support;`:
 //!
@@ -140,5 +141,50 @@ impl Drop for Client {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// An `mcpl arcade` backend for `mcpl surface --server` that writes its process id to a file,
+/// so a test can kill it and see it restarted. The file's folder is removed on drop.
+pub struct KillableArcade {
+    /// The `--server` spec: `arcade=sh -c 'echo $$ > PIDFILE; exec mcpl arcade'`.
+    pub spec: String,
+    dir: std::path::PathBuf,
+}
+
+impl KillableArcade {
+    /// A backend named `arcade` whose pid file lives in a fresh folder named by `tag`.
+    pub fn new(tag: &str) -> KillableArcade {
+        let dir = std::env::temp_dir().join(format!("mcpl-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let spec = format!(
+            "arcade=sh -c 'echo $$ > {}; exec {} arcade'",
+            dir.join("pid").display(),
+            env!("CARGO_BIN_EXE_mcpl")
+        );
+        KillableArcade { spec, dir }
+    }
+
+    /// The process id the running backend wrote, if it wrote one.
+    pub fn pid(&self) -> Option<String> {
+        let pid = std::fs::read_to_string(self.dir.join("pid")).ok()?;
+        Some(pid.trim().to_owned())
+    }
+
+    /// Kills the running backend with SIGKILL; returns its process id.
+    pub fn kill(&self) -> String {
+        let pid = self.pid().expect("the arcade wrote its pid");
+        let killed = Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success(), "kill -9 {pid}");
+        pid
+    }
+}
+
+impl Drop for KillableArcade {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
