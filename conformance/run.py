@@ -125,23 +125,8 @@ class Adapter:
         self.next_id += 1
         self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         while True:
-            try:
-                line = self.lines.get(timeout=TIMEOUT)
-            except queue.Empty:
-                raise Failed(f"no answer to `{method}` within {TIMEOUT} s")
-            if line is None:
-                raise Failed(f"the server closed its output before answering `{method}`")
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                raise Failed(f"a frame that is not JSON: {line[:200]}")
+            message = self._next(f"the answer to `{method}`")
             if "method" in message:
-                if "id" in message:
-                    self._answer(message)
-                self.inbox.append(message)
                 continue
             if message.get("id") != rid or type(message.get("id")) is not int:
                 raise Failed(f"a response with id {json.dumps(message.get('id'))} answers no request in flight")
@@ -160,12 +145,21 @@ class Adapter:
             for i, message in enumerate(self.inbox):
                 if message.get("method") == method:
                     return self.inbox.pop(i)
+            message = self._next(method)
+            if "method" not in message:
+                raise Failed(f"a response with id {json.dumps(message.get('id'))} answers no request in flight")
+
+    def _next(self, awaited):
+        """The next message the server wrote, while `awaited` is awaited. A message the
+        server sent on its own (a request, answered here, or a notification) also goes to the
+        inbox."""
+        while True:
             try:
                 line = self.lines.get(timeout=TIMEOUT)
             except queue.Empty:
-                raise Failed(f"no {method} arrived within {TIMEOUT} s")
+                raise Failed(f"{awaited} did not arrive within {TIMEOUT} s")
             if line is None:
-                raise Failed(f"the server closed its output before sending {method}")
+                raise Failed(f"the server closed its output before {awaited} arrived")
             line = line.strip()
             if not line:
                 continue
@@ -173,11 +167,11 @@ class Adapter:
                 message = json.loads(line)
             except ValueError:
                 raise Failed(f"a frame that is not JSON: {line[:200]}")
-            if "method" not in message:
-                raise Failed(f"a response with id {json.dumps(message.get('id'))} answers no request in flight")
-            if "id" in message:
-                self._answer(message)
-            self.inbox.append(message)
+            if "method" in message:
+                if "id" in message:
+                    self._answer(message)
+                self.inbox.append(message)
+            return message
 
     def _answer(self, request):
         if request["method"] == "push/event" and not self.grant_push:

@@ -5,10 +5,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use mcpl_arcade::{ArcadeConfig, ArcadeServer, start, start_conformance};
-use mcpl_conformance::{BoxFuture, Connector, Options, Outcome, ServerTarget, run_server_suite};
+use mcpl_conformance::{Options, Outcome, ServerTarget, run_server_suite};
 use mcpl_conformance_fixture as cf;
-use mcpl_rpc::Transport;
-use mcpl_server::Principal;
 
 /// The vectors that need two connections of one principal.
 const SHARED: [&str; 3] = ["v09", "v14", "v32"];
@@ -54,39 +52,6 @@ async fn the_fixture_is_added_beside_the_games_and_only_on_request() {
     }
 }
 
-/// Connections to one in-process arcade with the fixture; `shared` makes them one principal.
-struct ArcadeFixture {
-    server: ArcadeServer,
-    shared: bool,
-}
-
-impl Connector for ArcadeFixture {
-    fn connect(&self) -> BoxFuture<'_, Result<Transport, String>> {
-        Box::pin(async move {
-            let (ours, theirs) = Transport::memory_pair();
-            let runtime = self.server.runtime().clone();
-            let connection = runtime.next_connection();
-            let principal = if self.shared {
-                Principal::authenticated("cf")
-            } else {
-                Principal::of_connection(connection)
-            };
-            tokio::spawn(async move {
-                let _ = runtime.serve(ours, principal, connection).await;
-            });
-            Ok(theirs)
-        })
-    }
-
-    fn shares_principal(&self) -> bool {
-        self.shared
-    }
-
-    fn describe(&self) -> String {
-        format!("arcade --conformance (shared principal: {})", self.shared)
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn s13_the_arcade_with_the_fixture_passes_every_server_vector() {
     let mut failures = Vec::new();
@@ -101,7 +66,9 @@ async fn s13_the_arcade_with_the_fixture_passes_every_server_vector() {
             only,
             ..Options::default()
         };
-        let target = ServerTarget::Connector(Arc::new(ArcadeFixture { server, shared }));
+        let runtime = server.runtime().clone();
+        let fixture = cf::InProcess::new(runtime, shared, "arcade --conformance");
+        let target = ServerTarget::Connector(Arc::new(fixture));
         let report = run_server_suite(target, options).await;
         for c in &report.checks {
             let not_applicable = !shared && SHARED.contains(&c.id.as_str());

@@ -34,8 +34,8 @@ fn run_client(program: &Path, script: &str) -> String {
     stdout
 }
 
-#[test]
-fn s8_6_python_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_list() {
+/// The venv's Python, after checking that it has the MCP SDK (a missing SDK fails the test).
+fn python_sdk() -> PathBuf {
     let python = root().join(".venv/bin/python");
     let sdk_ok = python.exists()
         && Command::new(&python)
@@ -46,6 +46,12 @@ fn s8_6_python_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_lis
         sdk_ok,
         "the Python MCP SDK is not installed in .venv: run `bash scripts/test`, which installs it"
     );
+    python
+}
+
+#[test]
+fn s8_6_python_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_list() {
+    let python = python_sdk();
     let out = run_client(&python, "python_client.py");
     assert!(out.contains("The bot played"), "{out}");
 }
@@ -55,16 +61,7 @@ fn s8_6_python_mcp_sdk_client_plays_through_the_surface_with_a_constant_tool_lis
 /// play on in the same games, and a server whose command does not exist is named by look.
 #[test]
 fn h28_python_sdk_client_plays_on_after_a_relay_cuts_every_link_to_tokened_backends() {
-    let python = root().join(".venv/bin/python");
-    let sdk_ok = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import mcp"])
-            .status()
-            .is_ok_and(|s| s.success());
-    assert!(
-        sdk_ok,
-        "the Python MCP SDK is not installed in .venv: run `bash scripts/test`, which installs it"
-    );
+    let python = python_sdk();
     let out = run_client(&python, "relay_client.py");
     assert!(out.contains("sock: move 1 before the cut"), "{out}");
 }

@@ -1,20 +1,11 @@
 //! Issue 22: `push/event` ids are unique across server processes (and so across restarts):
 //! two `mcpl arcade` processes serving the same script never hand out the same id.
 
-use std::time::Duration;
-
 use mcpl_rpc::transport::child::StderrMode;
-use mcpl_rpc::{Event, Limits, Peer, PeerConfig, RequestOptions, Transport};
-use serde_json::{Value, json};
+use mcpl_rpc::{Limits, Peer, PeerConfig, Transport};
 
-const WAIT: Duration = Duration::from_secs(60);
-
-async fn ask(peer: &Peer, method: &str, params: Value) -> Value {
-    peer.request_value(method, Some(params), RequestOptions::timeout(WAIT))
-        .await
-        .unwrap_or_else(|e| panic!("{method} failed: {e}"))
-        .value
-}
+#[path = "../../mcpl-arcade/tests/bot_game/mod.rs"]
+mod bot_game;
 
 /// Plays one move against the bot in a fresh `mcpl arcade` and returns the id of the push
 /// that carries the bot's answer.
@@ -24,52 +15,9 @@ async fn first_event_id() -> String {
     let transport = Transport::child(command, StderrMode::Discard, Limits::default())
         .expect("mcpl arcade starts");
     let (peer, mut events) = Peer::start(transport, PeerConfig::default());
-    ask(
-        &peer,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18",
-               "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true,
-                   "pushEvents": true, "featureSets": true}}},
-               "clientInfo": {"name": "event-ids", "version": "1"}}),
-    )
-    .await;
-    peer.notify_value("notifications/initialized", None)
-        .expect("the peer is open");
-    ask(
-        &peer,
-        "featureSets/update",
-        json!({"effectiveCapabilities": ["pushEvents"]}),
-    )
-    .await;
-    ask(
-        &peer,
-        "toolsets/open",
-        json!({"toolset": "go", "instance": "vs-bot", "options": {"size": 9}}),
-    )
-    .await;
-    ask(
-        &peer,
-        "tools/call",
-        json!({"name": "play", "arguments": {"move": "E5"}, "_meta": {"mcpl/instance": "vs-bot"}}),
-    )
-    .await;
-    let id = tokio::time::timeout(WAIT, async {
-        loop {
-            match events.recv().await {
-                Some(Event::Request {
-                    request, responder, ..
-                }) if request.method == "push/event" => {
-                    let _ = responder.respond(json!({}));
-                    let params = request.params.unwrap_or(Value::Null);
-                    break params["eventId"].as_str().unwrap_or_default().to_owned();
-                }
-                Some(_) => {}
-                None => panic!("the arcade closed before pushing the bot's move"),
-            }
-        }
-    })
-    .await
-    .expect("the bot's move is pushed");
+    bot_game::play_first_move(&peer, "event-ids").await;
+    let push = bot_game::next_push(&mut events).await;
+    let id = push["eventId"].as_str().unwrap_or_default().to_owned();
     peer.close().await;
     id
 }

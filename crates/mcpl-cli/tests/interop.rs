@@ -12,26 +12,17 @@
 //! - [`hintless_host`]: a generic host without `toolHints` (like mcpl-harness) driving the
 //!   arcade by its compatibility tools.
 
+mod support;
+
+use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::rc::Rc;
 use std::time::Duration;
 
 use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_rpc::{Event, Peer, PeerConfig, RequestOptions};
 use serde_json::{Map, Value, json};
-
-/// A line-based client of an `mcpl` process (`mcpl surface`, or `mcpl arcade` directly).
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-    /// The `initialize` result.
-    init: Value,
-    /// Set for an MCPL client that granted the surface's feature sets: the push handler.
-    pushes: Option<PushHandler>,
-}
+use support::{Client, KillableArcade};
 
 /// What an MCPL client's push handler saw, judged as agent-framework's does (MCPL §9.2,
 /// §9.4).
@@ -66,125 +57,55 @@ impl PushHandler {
     }
 }
 
-impl Client {
-    /// Starts `mcpl ARGS` and initializes with `capabilities`.
-    fn start(args: &[&str], capabilities: Value) -> Client {
-        let mut child = Command::new("timeout")
-            .arg("120")
-            .arg(env!("CARGO_BIN_EXE_mcpl"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("mcpl runs");
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let mut c = Client {
-            child,
-            stdin,
-            stdout,
-            next: 0,
-            init: Value::Null,
-            pushes: None,
-        };
-        c.init = c.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                "clientInfo": {"name": "interop", "version": "0"}}),
-        );
-        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        c
-    }
+/// An MCPL client of `mcpl surface ARGS`: it grants `pushEvents` to every feature set the
+/// surface declared, and its push handler judges what arrives.
+struct McplClient {
+    client: Client,
+    pushes: Rc<RefCell<PushHandler>>,
+}
 
-    /// A plain MCP client of `mcpl surface ARGS`.
-    fn plain(args: &[&str]) -> Client {
-        Client::start(args, json!({}))
-    }
-
-    /// An MCPL client of `mcpl surface ARGS` that grants `pushEvents` to every feature set
-    /// the surface declared, with a push handler judging what arrives.
-    fn mcpl(args: &[&str]) -> Client {
-        let mut c = Client::start(
+impl McplClient {
+    fn start(args: &[&str]) -> McplClient {
+        let mut client = Client::start(
             args,
             json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}}),
         );
         let declared: BTreeSet<String> =
-            c.init["capabilities"]["experimental"]["mcpl"]["featureSets"]
+            client.init["capabilities"]["experimental"]["mcpl"]["featureSets"]
                 .as_object()
                 .map(|m| m.keys().cloned().collect())
                 .unwrap_or_default();
         assert!(
             !declared.is_empty(),
             "the surface declares a feature set: {}",
-            c.init
+            client.init
         );
+        let pushes = Rc::new(RefCell::new(PushHandler {
+            declared: declared.clone(),
+            ..PushHandler::default()
+        }));
+        let handler = pushes.clone();
+        client.answer_requests(move |request| {
+            assert_eq!(request["method"], "push/event", "{request}");
+            handler.borrow_mut().judge(&request["params"])
+        });
         let enabled: Map<String, Value> = declared
             .iter()
             .map(|s| (s.clone(), json!({"enabled": true})))
             .collect();
-        c.request(
+        client.request(
             "featureSets/update",
             json!({"effectiveCapabilities": ["pushEvents"], "featureSets": enabled}),
         );
-        c.pushes = Some(PushHandler {
-            declared,
-            ..PushHandler::default()
-        });
-        c
+        McplClient { client, pushes }
     }
 
-    fn send(&mut self, msg: Value) {
-        writeln!(self.stdin, "{msg}").expect("write");
-    }
-
-    /// Sends a request and reads until its answer, answering pushes on the way.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let id = self.next;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(n > 0, "mcpl closed stdout while `{method}` was pending");
-            let v: Value = serde_json::from_str(&line).expect("a JSON line");
-            if v["id"] == json!(id) && v.get("method").is_none() {
-                assert!(v.get("error").is_none(), "`{method}` failed: {v}");
-                return v["result"].clone();
-            }
-            if v["method"] == "push/event" {
-                let Some(handler) = self.pushes.as_mut() else {
-                    panic!("a push to a client that granted nothing: {v}");
-                };
-                let answer = match handler.judge(&v["params"]) {
-                    Ok(r) => json!({"jsonrpc": "2.0", "id": v["id"], "result": r}),
-                    Err(e) => json!({"jsonrpc": "2.0", "id": v["id"], "error": e}),
-                };
-                self.send(answer);
-            }
-        }
-    }
-
-    /// Calls a tool; returns its text and whether it is an error.
     fn call(&mut self, name: &str, args: Value) -> (String, bool) {
-        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
-        let text: Vec<&str> = r["content"]
-            .as_array()
-            .expect("content")
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect();
-        (text.join("\n"), r["isError"] == json!(true))
+        self.client.call(name, args)
     }
 
-    fn handler(&self) -> &PushHandler {
-        self.pushes.as_ref().expect("an MCPL client")
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn handler(&self) -> std::cell::Ref<'_, PushHandler> {
+        self.pushes.borrow()
     }
 }
 
@@ -345,7 +266,7 @@ fn a_feature_set_needing_channels_is_told_once_by_look_and_not_again() {
 
 /// Plays a 9x9 game `instance` against the bot until the push handler has `at_least`
 /// pushes; returns the answers' texts.
-fn play_until_pushed(c: &mut Client, instance: &str, at_least: usize) -> Vec<String> {
+fn play_until_pushed(c: &mut McplClient, instance: &str, at_least: usize) -> Vec<String> {
     let mut texts = Vec::new();
     let (text, err) = c.call(
         "toolsets_open",
@@ -380,29 +301,14 @@ fn text_has_turn(text: &str) -> bool {
 
 #[test]
 fn mcpl_9_2_9_4_surface_pushes_name_its_declared_set_are_told_once_and_survive_a_backend_restart() {
-    let dir = std::env::temp_dir().join(format!("mcpl-interop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let pidfile = dir.join("pid");
-    let spec = format!(
-        "arcade=sh -c 'echo $$ > {}; exec {} arcade'",
-        pidfile.display(),
-        env!("CARGO_BIN_EXE_mcpl")
-    );
-    let mut c = Client::mcpl(&["surface", "--server", &spec]);
+    let arcade = KillableArcade::new("interop");
+    let mut c = McplClient::start(&["surface", "--server", &arcade.spec]);
     let mut texts = play_until_pushed(&mut c, "g", 1);
     let before = c.handler().accepted.len();
     assert!(before >= 1, "no push arrived:\n{}", texts.join("\n---\n"));
 
     // The backend dies and comes back: its ids start again, the surface's do not.
-    let first_pid = std::fs::read_to_string(&pidfile).expect("pid");
-    let first_pid = first_pid.trim().to_owned();
-    assert!(
-        Command::new("kill")
-            .args(["-9", &first_pid])
-            .status()
-            .expect("kill")
-            .success()
-    );
+    arcade.kill();
     for _ in 0..500 {
         let (text, _) = c.call("toolsets_look", json!({}));
         texts.push(text.clone());
@@ -453,7 +359,6 @@ fn mcpl_9_2_9_4_surface_pushes_name_its_declared_set_are_told_once_and_survive_a
     for t in &texts {
         assert!(!t.contains("event from arcade"), "told twice:\n{t}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -7,6 +7,11 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use support::Client;
+
+#[path = "../../mcpl-rpc/tests/common/pki.rs"]
+mod pki;
+mod support;
 
 /// A running `mcpl arcade`: its URL and everything it wrote to stderr so far.
 struct Arcade {
@@ -232,22 +237,27 @@ fn a_foreign_origin_gets_403_unless_allowed() {
 fn pki(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mcpl-tls-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "mcpl test CA");
-    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, rcgen::KeyPair::generate().unwrap())
-        .unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
-    std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
-    std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+    let (ca, cert, key) = pki::test_pki();
+    std::fs::write(dir.join("ca.pem"), ca).unwrap();
+    std::fs::write(dir.join("cert.pem"), cert).unwrap();
+    std::fs::write(dir.join("key.pem"), key).unwrap();
     dir
+}
+
+/// `mcpl arcade --listen SCHEME://127.0.0.1:0` with the certificate in `dir` (from [`pki`])
+/// and the token `t1` for ada.
+fn tls_arcade(scheme: &str, dir: &std::path::Path) -> Arcade {
+    let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
+    Arcade::start(&[
+        "--listen",
+        &format!("{scheme}://127.0.0.1:0"),
+        "--tls-cert",
+        &path("cert.pem"),
+        "--tls-key",
+        &path("key.pem"),
+        "--token",
+        "t1=ada",
+    ])
 }
 
 fn inspect(args: &[&str]) -> Output {
@@ -262,16 +272,7 @@ fn inspect(args: &[&str]) -> Output {
 fn tls_end_to_end(scheme: &str) {
     let dir = pki(scheme);
     let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
-    let arcade = Arcade::start(&[
-        "--listen",
-        &format!("{scheme}://127.0.0.1:0"),
-        "--tls-cert",
-        &path("cert.pem"),
-        "--tls-key",
-        &path("key.pem"),
-        "--token",
-        "t1=ada",
-    ]);
+    let arcade = tls_arcade(scheme, &dir);
     assert!(
         arcade.url.starts_with(&format!("{scheme}://")),
         "{}",
@@ -369,66 +370,19 @@ fn bench_row_7_never_initialized_connections_are_closed_and_memory_stays_flat() 
     assert_eq!(figures[1].baseline, 3_000.0);
 }
 
-/// Sends `initialize` and one `tools/call` to a `mcpl surface` on stdio and returns the
-/// call's text and whether it is an error.
+/// Calls `tool` on a `mcpl surface --config CONFIG` on stdio; returns the call's text and
+/// whether it is an error.
 fn surface_call(config: &std::path::Path, tool: &str, args: Value) -> (String, bool) {
-    use std::io::Write;
-    let mut child = Command::new("timeout")
-        .args(["60", env!("CARGO_BIN_EXE_mcpl"), "surface", "--config"])
-        .arg(config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("mcpl runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}});
-    writeln!(stdin, "{}", request(1, "initialize", init)).unwrap();
-    let call = json!({"name": tool, "arguments": args});
-    writeln!(stdin, "{}", request(2, "tools/call", call)).unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let answer = stdout
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
-        .find(|v| v["id"] == json!(2))
-        .expect("the surface answers the call");
-    let _ = child.kill();
-    let _ = child.wait();
-    let text: Vec<&str> = answer["result"]["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|b| b["text"].as_str())
-        .collect();
-    (text.join("\n"), answer["result"]["isError"] == json!(true))
+    let config = config.to_str().expect("a UTF-8 path");
+    Client::plain(&["surface", "--config", config]).call(tool, args)
 }
 
 #[test]
 fn the_surface_trusts_a_config_entrys_ca_and_names_an_untrusted_certificate() {
     let dir = pki("surface");
     let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
-    let https = Arcade::start(&[
-        "--listen",
-        "https://127.0.0.1:0",
-        "--tls-cert",
-        &path("cert.pem"),
-        "--tls-key",
-        &path("key.pem"),
-        "--token",
-        "t1=ada",
-    ]);
-    let wss = Arcade::start(&[
-        "--listen",
-        "wss://127.0.0.1:0",
-        "--tls-cert",
-        &path("cert.pem"),
-        "--tls-key",
-        &path("key.pem"),
-        "--token",
-        "t1=ada",
-    ]);
+    let https = tls_arcade("https", &dir);
+    let wss = tls_arcade("wss", &dir);
     let auth = json!({"Authorization": "Bearer t1"});
     let trusted = dir.join("trusted.json");
     let entry = |url: &str| json!({"url": url, "headers": auth, "ca": path("ca.pem")});

@@ -1,8 +1,12 @@
 //! `mcpl surface` as a process: bad specs are refused by name, and the surface exits when its
 //! client closes stdin.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
+
+use support::{Client, KillableArcade};
 
 #[test]
 fn a_bad_server_spec_is_refused_naming_it() {
@@ -44,96 +48,12 @@ fn s8_6_the_surface_answers_initialize_and_exits_when_stdin_closes() {
     assert!(status.success(), "{status}");
 }
 
-/// A line-based MCP client of an `mcpl surface` process.
-struct Proc {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-    next: u64,
-    /// Notifications read while waiting for answers.
-    notes: Vec<serde_json::Value>,
-}
-
-impl Proc {
-    fn start(args: &[&str]) -> Proc {
-        let mut child = Command::new("timeout")
-            .arg("120")
-            .arg(env!("CARGO_BIN_EXE_mcpl"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("mcpl runs");
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let mut p = Proc {
-            child,
-            stdin,
-            stdout,
-            next: 0,
-            notes: Vec::new(),
-        };
-        p.request(
-            "initialize",
-            serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"}}),
-        );
-        p
-    }
-
-    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
-        self.next += 1;
-        let id = self.next;
-        let msg =
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{msg}").expect("write");
-        loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(
-                n > 0,
-                "mcpl surface closed stdout while `{method}` was pending"
-            );
-            let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
-            if v["id"] == serde_json::json!(id) {
-                return v["result"].clone();
-            }
-            self.notes.push(v);
-        }
-    }
-
-    fn tools(&mut self) -> serde_json::Value {
-        self.request("tools/list", serde_json::json!({}))["tools"].clone()
-    }
-
-    fn call(&mut self, name: &str, args: serde_json::Value) -> (String, bool) {
-        let r = self.request(
-            "tools/call",
-            serde_json::json!({"name": name, "arguments": args}),
-        );
-        let text: Vec<&str> = r["content"]
-            .as_array()
-            .expect("content")
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect();
-        (text.join("\n"), r["isError"] == serde_json::json!(true))
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn h57_two_arcade_processes_behind_one_surface_route_by_server() {
     let mcpl = env!("CARGO_BIN_EXE_mcpl");
     let east = format!("east={mcpl} arcade");
     let west = format!("west={mcpl} arcade");
-    let mut p = Proc::start(&["surface", "--server", &east, "--server", &west]);
+    let mut p = Client::plain(&["surface", "--server", &east, "--server", &west]);
     let tools = p.tools();
     let names: Vec<&str> = tools
         .as_array()
@@ -176,15 +96,8 @@ fn h57_two_arcade_processes_behind_one_surface_route_by_server() {
 
 #[test]
 fn h28_a_killed_arcade_process_is_restarted_and_its_lost_game_told_once_without_a_reopen() {
-    let dir = std::env::temp_dir().join(format!("mcpl-surface-kill-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let pidfile = dir.join("pid");
-    let spec = format!(
-        "arcade=sh -c 'echo $$ > {}; exec {} arcade'",
-        pidfile.display(),
-        env!("CARGO_BIN_EXE_mcpl")
-    );
-    let mut p = Proc::start(&["surface", "--server", &spec]);
+    let arcade = KillableArcade::new("surface-kill");
+    let mut p = Client::plain(&["surface", "--server", &arcade.spec]);
     let tools = p.tools();
     let (text, err) = p.call(
         "toolsets_open",
@@ -197,20 +110,14 @@ fn h28_a_killed_arcade_process_is_restarted_and_its_lost_game_told_once_without_
     );
     assert!(!err, "{text}");
 
-    let pid = std::fs::read_to_string(&pidfile).expect("the arcade wrote its pid");
-    let first_pid = pid.trim().to_owned();
-    let killed = Command::new("kill")
-        .args(["-9", &first_pid])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    let first_pid = arcade.kill();
 
     // Calls meanwhile name the server's state; then the surface reconnects to a new process.
     let mut told = String::new();
     for _ in 0..300 {
         let (text, _) = p.call("toolsets_look", serde_json::json!({}));
         told.push_str(&text);
-        let restarted = std::fs::read_to_string(&pidfile).is_ok_and(|p| p.trim() != first_pid);
+        let restarted = arcade.pid().is_some_and(|p| p != first_pid);
         if restarted && told.contains("ended while the connection was down") {
             break;
         }
@@ -231,7 +138,6 @@ fn h28_a_killed_arcade_process_is_restarted_and_its_lost_game_told_once_without_
     );
     assert!(!text.contains("ended while"), "{text}");
     assert_eq!(p.tools(), tools);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Writes `text` to a fresh file under the temp dir; returns its path.
@@ -251,7 +157,7 @@ fn news(text: &str) -> &str {
 
 #[test]
 fn s8_6_a_static_tool_is_callable_before_any_tools_list() {
-    let mut p = Proc::start(&["surface"]);
+    let mut p = Client::plain(&["surface"]);
     // No tools/list first: routing is known once the backend is read.
     let (text, err) = p.call(
         "challenge",
@@ -267,7 +173,7 @@ fn s8_6_a_static_tool_is_callable_before_any_tools_list() {
 
 #[test]
 fn h42_h44_h50_h54_an_open_result_carries_its_change_with_first_sentences_attributed() {
-    let mut p = Proc::start(&["surface"]);
+    let mut p = Client::plain(&["surface"]);
     let (text, err) = p.call(
         "toolsets_open",
         serde_json::json!({"toolset": "go", "instance": "g", "options": {"size": 9}}),
@@ -306,7 +212,7 @@ fn h42_h44_h50_h54_an_open_result_carries_its_change_with_first_sentences_attrib
 
 #[test]
 fn h41_h43_h48_news_comes_in_read_order_the_final_pass_before_the_close_and_nothing_after() {
-    let mut p = Proc::start(&["surface"]);
+    let mut p = Client::plain(&["surface"]);
     let (text, err) = p.call(
         "toolsets_open",
         serde_json::json!({"toolset": "go", "instance": "g", "options": {"size": 9}}),
@@ -370,7 +276,7 @@ fn h41_h43_h48_news_comes_in_read_order_the_final_pass_before_the_close_and_noth
 
 #[test]
 fn h84_h88_a_change_over_the_inline_cap_is_not_cut_but_told_with_the_next_answer() {
-    let mut p = Proc::start(&["surface", "--inline-cap", "300"]);
+    let mut p = Client::plain(&["surface", "--inline-cap", "300"]);
     let (text, err) = p.call(
         "toolsets_open",
         serde_json::json!({"toolset": "go", "instance": "g", "options": {"size": 9}}),
@@ -399,7 +305,7 @@ fn a_config_file_serves_its_live_server_and_look_names_the_one_that_cannot_start
         .to_string(),
     );
     let config = config.to_str().expect("utf-8 path");
-    let mut p = Proc::start(&["surface", "--config", config]);
+    let mut p = Client::plain(&["surface", "--config", config]);
     let (text, err) = p.call("toolsets_look", serde_json::json!({}));
     assert!(!err, "{text}");
     assert!(
@@ -449,7 +355,7 @@ fn a_dead_http_backend_is_shown_down_with_its_cause_not_as_connected() {
         "dead.json",
         &serde_json::json!({"mcpServers": {"web": {"url": url}}}).to_string(),
     );
-    let mut p = Proc::start(&["surface", "--config", config.to_str().expect("utf-8")]);
+    let mut p = Client::plain(&["surface", "--config", config.to_str().expect("utf-8")]);
     let (text, _) = p.call("toolsets_look", serde_json::json!({}));
     assert!(
         text.contains(&format!(
@@ -462,7 +368,7 @@ fn a_dead_http_backend_is_shown_down_with_its_cause_not_as_connected() {
 
 #[test]
 fn h51_h83_a_look_counts_what_it_restated_as_shown_and_news_follows_the_answer_text() {
-    let mut p = Proc::start(&["surface"]);
+    let mut p = Client::plain(&["surface"]);
     let (text, err) = p.call("toolsets_look", serde_json::json!({}));
     assert!(!err, "{text}");
     // The catalog leads with first sentences; the news after it (H83: after the answer's own

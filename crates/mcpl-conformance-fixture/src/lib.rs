@@ -3,9 +3,9 @@
 //!
 //! The contract is a handful of `cf-*` toolsets and `cf_*` tools with trivial behaviour; each
 //! one gives the suite a lever on one RFC-014 path (an instanced open, a game that ends, a
-//! push that carries hints, a tool that moves, a declaration that goes away). The names here
-//! are the ones `mcpl_conformance::fixture` expects; the suite's own `sdk_fixture` test runs
-//! this module, so a name that drifts fails there.
+//! push that carries hints, a tool that moves, a declaration that goes away). The names are
+//! the suite's own (`mcpl_conformance::fixture`, re-exported here); the suite's `sdk_fixture`
+//! test runs this module against the suite.
 //!
 //! To add the contract to a server:
 //!
@@ -15,6 +15,10 @@
 //! 2. In the server's [`App`], send every tool for which [`owns_tool`] holds, and every open
 //!    and close of a toolset for which [`owns_toolset`] holds, to the fixture. A server with
 //!    nothing else serves the [`Fixture`] itself, which is an [`App`].
+//!
+//! [`InProcess`] lets the server suite reach such a server running in the same process.
+
+mod connector;
 
 use std::time::Duration;
 
@@ -26,50 +30,11 @@ use mcpl_server::driver::{App, Handle};
 use mcpl_server::{Catalog, CloseReply, Context, Declarations, Error, Event, OpenReply};
 use mcpl_server::{ToolDef, ToolsetDef, Update};
 
-/// Declared toolset with instances, `default: "closed"`, options `{level?: 1..3}`.
-pub const INSTANCED: &str = "cf-game";
-/// Declared toolset without instances, `default: "closed"`.
-pub const FLAT: &str = "cf-flat";
-/// Declared toolset with `default: "open"` (the optional part for vector 22).
-pub const DEFAULT_OPEN: &str = "cf-open";
-/// Undeclared group, named only by its tools' `mcpl/toolset` (§5.4).
-pub const GROUP: &str = "cf-group";
-/// Tool of [`INSTANCED`]: `{value}`, answers `<instance>:<value>`.
-pub const ECHO: &str = "cf_echo";
-/// Tool of [`INSTANCED`]: ends its own instance as a finished game does.
-pub const FINISH: &str = "cf_finish";
-/// Tool of [`FLAT`]: answers `flat`.
-pub const FLAT_TOOL: &str = "cf_flat";
-/// Tool of [`DEFAULT_OPEN`].
-pub const OPENED_TOOL: &str = "cf_opened";
-/// Tool of the undeclared group [`GROUP`].
-pub const GROUPED: &str = "cf_grouped";
-/// Dynamic tool outside any toolset, hidden at the start of every connection.
-pub const REVEALED: &str = "cf_revealed";
-/// Static tool: sets [`REVEALED`]'s visibility as the call's own consequence.
-pub const REVEAL: &str = "cf_reveal";
-/// Static tool: sets [`REVEALED`]'s visibility later, as something else's consequence.
-pub const LATER: &str = "cf_later";
-/// Static tool: moves [`MOVER`] between static and dynamic (vector 15).
-pub const MOVE: &str = "cf_move";
-/// The tool [`MOVE`] moves; always callable.
-pub const MOVER: &str = "cf_mover";
-/// Static tool: removes [`FLAT`] from the manifest, or restores it (vector 31).
-pub const UNDECLARE: &str = "cf_undeclare";
-
-const TOOLS: [&str; 11] = [
-    ECHO,
-    FINISH,
-    FLAT_TOOL,
-    OPENED_TOOL,
-    GROUPED,
-    REVEALED,
-    REVEAL,
-    LATER,
-    MOVE,
-    MOVER,
-    UNDECLARE,
-];
+pub use connector::InProcess;
+pub use mcpl_conformance::fixture::{
+    DEFAULT_OPEN, ECHO, FINISH, FLAT, FLAT_TOOL, GROUP, GROUPED, INSTANCED, LATER, MOVE, MOVER,
+    OPENED_TOOL, REVEAL, REVEALED, TOOLS, TOOLSETS, UNDECLARE,
+};
 
 /// Whether `tool` is one of the fixture's tools.
 pub fn owns_tool(tool: &str) -> bool {
@@ -78,7 +43,7 @@ pub fn owns_tool(tool: &str) -> bool {
 
 /// Whether `toolset` is one of the fixture's declared toolsets.
 pub fn owns_toolset(toolset: &str) -> bool {
-    [INSTANCED, FLAT, DEFAULT_OPEN].contains(&toolset)
+    TOOLSETS.contains(&toolset)
 }
 
 fn object(properties: Value) -> Value {

@@ -7,6 +7,9 @@
 //! [`ECHO`], [`FINISH`], [`FLAT_TOOL`], [`OPENED_TOOL`], [`GROUPED`], [`REVEALED`],
 //! [`REVEAL`], [`LATER`], [`MOVE`], [`MOVER`] and [`UNDECLARE`], and, for hosts without
 //! toolHints, the compatibility tools [`COMPAT_OPEN`], [`COMPAT_CHOOSE`], [`COMPAT_CLOSE`].
+//!
+//! These names are the one list of them: `mcpl-conformance-fixture`, the contract written on
+//! the project's server SDK, takes them from here.
 
 /// A declared toolset with `instances: true`, `default: "closed"` and the options schema
 /// `{level?: integer 1..3}` (no other members).
@@ -59,3 +62,21 @@ pub const COMPAT_OPEN: &str = "toolset_open";
 pub const COMPAT_CHOOSE: &str = "toolset_choose";
 /// Compatibility tool: `{toolset, instance?}`.
 pub const COMPAT_CLOSE: &str = "toolset_close";
+
+/// Every tool the contract names for a host with toolHints.
+pub const TOOLS: [&str; 11] = [
+    ECHO,
+    FINISH,
+    FLAT_TOOL,
+    OPENED_TOOL,
+    GROUPED,
+    REVEALED,
+    REVEAL,
+    LATER,
+    MOVE,
+    MOVER,
+    UNDECLARE,
+];
+
+/// Every toolset the contract declares.
+pub const TOOLSETS: [&str; 3] = [INSTANCED, FLAT, DEFAULT_OPEN];

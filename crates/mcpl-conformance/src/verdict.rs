@@ -1,4 +1,8 @@
-//! How a check stops early: it failed, or it cannot run here.
+//! How a check stops early: it failed, or it cannot run here; and how a whole check came out.
+
+use crate::report::Outcome;
+use crate::transcript::Transcript;
+use std::time::Duration;
 
 /// Why a check stopped before its end.
 #[derive(Debug, Clone, PartialEq)]
@@ -11,6 +15,27 @@ pub(crate) enum Verdict {
 
 /// The result of one step of a check.
 pub(crate) type Step<T = ()> = Result<T, Verdict>;
+
+/// Runs a whole check, allowing it `limit`, and says how it came out; a failure carries the
+/// check's `transcript`.
+pub(crate) async fn run_within(
+    limit: Duration,
+    check: impl Future<Output = Step>,
+    transcript: &Transcript,
+) -> Outcome {
+    match tokio::time::timeout(limit, check).await {
+        Ok(Ok(())) => Outcome::Pass,
+        Ok(Err(Verdict::NotApplicable(reason))) => Outcome::NotApplicable { reason },
+        Ok(Err(Verdict::Fail(reason))) => Outcome::Fail {
+            reason,
+            transcript: transcript.entries(),
+        },
+        Err(_) => Outcome::Fail {
+            reason: format!("the check did not finish within {limit:?}"),
+            transcript: transcript.entries(),
+        },
+    }
+}
 
 /// Stops the check as failed.
 macro_rules! fail {

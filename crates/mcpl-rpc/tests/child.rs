@@ -66,6 +66,35 @@ async fn stderr_is_captured_line_by_line() {
     peer.close().await;
 }
 
+/// A child floods its stderr while nobody reads it: at most `STDERR_BACKLOG` lines wait, the
+/// rest are dropped and counted, and the child is never blocked (it writes every line, then
+/// its notification). No line is lost without being counted.
+#[tokio::test]
+async fn a_flood_of_stderr_is_bounded_and_what_is_dropped_is_counted() {
+    const LINES: u64 = 100_000;
+    // Far more than a pipe holds: the child can only get to its notification once this side
+    // has read almost every line.
+    let script = format!(
+        r#"seq -f 'line %g' 1 {LINES} >&2; echo '{{"jsonrpc":"2.0","method":"flooded"}}'; exec cat 2>&-"#
+    );
+    let mut transport = Transport::child_shell(&script, StderrMode::Capture).unwrap();
+    let mut stderr = transport.take_stderr().expect("captured");
+    let (peer, mut events) = Peer::start(transport, PeerConfig::default());
+    let Some(Event::Notification { notification, .. }) = events.recv().await else {
+        panic!("the child did not get past its stderr")
+    };
+    assert_eq!(notification.method, "flooded");
+    let mut read: Vec<String> = Vec::new();
+    while let Some(line) = stderr.next_line().await {
+        read.push(line);
+    }
+    assert_eq!(read.first().map(String::as_str), Some("line 1"));
+    assert!(stderr.dropped() > 0, "read {} lines", read.len());
+    assert_eq!(read.len() as u64 + stderr.dropped(), LINES);
+    assert!(read.len() < LINES as usize);
+    peer.close().await;
+}
+
 #[tokio::test]
 async fn a_child_that_exits_closes_the_connection() {
     let transport = Transport::child_shell("exit 0", StderrMode::Inherit).unwrap();

@@ -2,54 +2,28 @@
 //! session limits, idle expiry with the client's re-initialize, resumable GET streams, bounded
 //! outbound queues, and TLS (`https://`, `wss://`) with certificates made here.
 
-use axum::Router;
 use axum::http::StatusCode;
 use mcpl_rpc::transport::http::{self, HttpServerConfig};
 use mcpl_rpc::transport::origin::AllowedOrigins;
 use mcpl_rpc::transport::tls::{ClientTls, ServerTls};
 use mcpl_rpc::transport::ws;
 use mcpl_rpc::{
-    ClientOptions, Event, Events, Limits, Peer, PeerConfig, RequestOptions, RpcError, Transport,
-    TransportKind,
+    ClientOptions, Event, Events, Limits, Peer, PeerConfig, RpcError, Transport, TransportKind,
 };
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-const PROTOCOL: &str = "2025-11-25";
-
-fn opts() -> RequestOptions {
-    RequestOptions::timeout(Duration::from_secs(10))
-}
-
-async fn serve(router: Router) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    url
-}
-
-/// A server session as the test sees it: its peer and every event it read except requests
-/// the app answered.
-struct ServerSide {
-    peer: Peer,
-    seen: mpsc::UnboundedReceiver<Event>,
-}
+mod common;
+use common::pki::test_pki;
+use common::streamable::{PROTOCOL, ServerSide, opts, serve};
 
 /// Answers `initialize`, `ping` and `echo` on every session.
 fn run_sessions(
-    mut sessions: mpsc::Receiver<http::HttpSession>,
+    sessions: mpsc::Receiver<http::HttpSession>,
 ) -> mpsc::UnboundedReceiver<ServerSide> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(session) = sessions.recv().await {
-            let (peer, events) = Peer::start(session.transport, PeerConfig::default());
-            let seen = answer(events);
-            let _ = tx.send(ServerSide { peer, seen });
-        }
-    });
-    rx
+    common::streamable::run_sessions(sessions, |_, events| answer(events))
 }
 
 fn answer(mut events: Events) -> mpsc::UnboundedReceiver<Event> {
@@ -538,24 +512,6 @@ async fn a_consumer_too_slow_for_the_outbound_queue_is_disconnected_and_others_g
         .request_value("echo", Some(json!({"n": 1})), opts())
         .await;
     assert_eq!(pong.unwrap().value, json!({"n": 1}));
-}
-
-/// A CA, and a certificate for `localhost` and 127.0.0.1 that it signed: (CA PEM, cert PEM,
-/// key PEM).
-fn test_pki() -> (String, String, String) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "mcpl test CA");
-    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, rcgen::KeyPair::generate().unwrap())
-        .unwrap();
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
-        .unwrap()
-        .signed_by(&leaf_key, &ca)
-        .unwrap();
-    (ca.pem(), leaf.pem(), leaf_key.serialize_pem())
 }
 
 #[tokio::test]

@@ -1,7 +1,6 @@
 //! Streamable HTTP: the axum server and the reqwest client, sessions, both directions,
 //! JSON and SSE answers, auth headers, bad bodies, and cross-stream reordering made real.
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode};
@@ -14,50 +13,18 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc};
 
-fn opts() -> RequestOptions {
-    RequestOptions::timeout(Duration::from_secs(10))
-}
-
-const PROTOCOL: &str = "2025-11-25";
-
-/// Serves `router` on a local port; returns the endpoint URL.
-async fn serve(router: Router) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    url
-}
-
-/// What the test's server application saw, per session.
-struct ServerSide {
-    peer: Peer,
-    headers: HeaderMap,
-    seen: mpsc::UnboundedReceiver<Event>,
-}
+mod common;
+use common::streamable::{PROTOCOL, ServerSide, opts, serve};
 
 /// Runs an MCP-ish server application on every new session: answers `initialize`, `ping`,
 /// `echo`, and `test/race` (a notification on the request's own stream, then one on the GET
 /// stream, then the answer); forwards everything else.
 fn run_sessions(
-    mut sessions: mpsc::Receiver<http::HttpSession>,
+    sessions: mpsc::Receiver<http::HttpSession>,
 ) -> mpsc::UnboundedReceiver<ServerSide> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(session) = sessions.recv().await {
-            assert_eq!(session.transport.kind(), TransportKind::StreamableHttp);
-            let (peer, events) = Peer::start(session.transport, PeerConfig::default());
-            let seen = serve_app(peer.clone(), events);
-            let _ = tx.send(ServerSide {
-                peer,
-                headers: session.headers,
-                seen,
-            });
-        }
-    });
-    rx
+    common::streamable::run_sessions(sessions, serve_app)
 }
 
 fn serve_app(peer: Peer, mut events: Events) -> mpsc::UnboundedReceiver<Event> {
@@ -444,4 +411,62 @@ data: {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25""#
         .unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     assert!(server.peer.is_closed());
+}
+
+/// H76 on the client side of Streamable HTTP: an answer over the client's frame cap, as an SSE
+/// event or a JSON body, fails the request it answers at once (its id is read from its first
+/// bytes) instead of leaving it to its timeout; a server request over the cap, on the GET
+/// stream, gets its error reply at once. The session goes on.
+#[tokio::test]
+async fn h76_an_oversized_answer_or_request_from_the_server_fails_at_once() {
+    for json_response in [false, true] {
+        let config = HttpServerConfig {
+            json_response,
+            ..HttpServerConfig::default()
+        };
+        let (router, sessions) = http::router("/mcp", config);
+        let mut servers = run_sessions(sessions);
+        let url = serve(router).await;
+        let limits = Limits {
+            max_frame_bytes: 1024,
+            ..Limits::default()
+        };
+        let (client, events) = Peer::start(
+            http::connect(&url, &[], limits).unwrap(),
+            PeerConfig::default(),
+        );
+        let _seen = answer_pings(events);
+        initialize(&client).await;
+        let server = servers.recv().await.unwrap();
+        // Far longer than the test runs: only the refusal can end these requests.
+        let patient = RequestOptions::timeout(Duration::from_secs(3600));
+
+        let big = json!({"s": "x".repeat(3000)});
+        let err = client
+            .request_value("echo", Some(big.clone()), patient.clone())
+            .await
+            .unwrap_err();
+        let RpcError::BadAnswer { method, detail, .. } = &err else {
+            panic!("json_response {json_response}: {err}")
+        };
+        assert_eq!(method, "echo");
+        assert!(detail.contains("exceeds the cap of 1024 bytes"), "{detail}");
+
+        let err = server
+            .peer
+            .request_value("big", Some(big), patient)
+            .await
+            .unwrap_err();
+        let RpcError::Remote { error, .. } = &err else {
+            panic!("json_response {json_response}: {err}")
+        };
+        assert_eq!(error.code, -32600, "{err}");
+
+        let echo = client
+            .request_value("echo", Some(json!({"x": 1})), opts())
+            .await
+            .unwrap();
+        assert_eq!(echo.value, json!({"x": 1}));
+        client.close().await;
+    }
 }

@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::{Host, RedisServer};
+use common::{RedisServer, connect};
 use mcpl_protocol::mcp::CallToolResult;
-use mcpl_rpc::{Peer, PeerConfig, RequestOptions, Transport};
+use mcpl_rpc::RequestOptions;
 use mcpl_server::driver::{App, Handle, Runtime};
 use mcpl_server::{Context, OpenReply, Principal, Server, ServerConfig, WallClock};
 use mcpl_server_redis::{Fanout, RedisStore};
@@ -85,26 +85,6 @@ async fn replica(url: &str) -> (Runtime<Race>, Fanout) {
         .await
         .expect("subscribed");
     (Runtime::new(handle, Race { store }), fanout)
-}
-
-async fn connect(runtime: &Runtime<Race>, principal: &str) -> Host {
-    let (host_side, server_side) = Transport::memory_pair();
-    let rt = runtime.clone();
-    let principal = Principal::authenticated(principal);
-    tokio::spawn(async move {
-        let connection = rt.next_connection();
-        rt.serve(server_side, principal, connection).await
-    });
-    let (peer, events) = Peer::start(host_side, PeerConfig::default());
-    let host = Host { peer, events };
-    host.ask(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18",
-        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}},
-        "clientInfo": {"name": "t", "version": "1"}}),
-    )
-    .await;
-    host
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,7 @@ use crate::catalog::{HOST_RULES, Rule, Side, VECTORS};
 use crate::report::{CheckResult, Outcome, Report};
 use crate::target::{HostTarget, Options};
 use crate::transcript::Transcript;
-use crate::verdict::{Step, Verdict, fail};
+use crate::verdict::{Step, Verdict, fail, run_within};
 use std::time::Instant;
 
 /// Runs every host-side check against the host `target` starts, and reports each host-side
@@ -68,19 +68,7 @@ pub async fn run_host_suite(target: HostTarget, options: Options) -> Report {
             wants,
             rule: rule.id,
         };
-        let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
-        let outcome = match step {
-            Ok(Ok(())) => Outcome::Pass,
-            Ok(Err(Verdict::NotApplicable(reason))) => Outcome::NotApplicable { reason },
-            Ok(Err(Verdict::Fail(reason))) => Outcome::Fail {
-                reason,
-                transcript: transcript.entries(),
-            },
-            Err(_) => Outcome::Fail {
-                reason: format!("the check did not finish within {:?}", options.timeout * 6),
-                transcript: transcript.entries(),
-            },
-        };
+        let outcome = run_within(options.timeout * 6, run_check(rule, &mut cx), &transcript).await;
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         report.checks.push(CheckResult::new(rule, outcome, ms));
     }

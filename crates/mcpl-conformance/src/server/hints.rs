@@ -5,7 +5,7 @@ use super::toolsets::{close, open};
 use super::{Ctx, list_tools, require_tools, statement, toolsets_list};
 use crate::fixture::{
     DEFAULT_OPEN, ECHO, FINISH, FLAT, FLAT_TOOL, GROUPED, INSTANCED, LATER, MOVE, MOVER,
-    OPENED_TOOL, REVEAL, REVEALED, UNDECLARE,
+    OPENED_TOOL, REVEAL, REVEALED, TOOLS,
 };
 use crate::verdict::{Step, ensure, fail};
 use crate::wire::{
@@ -30,7 +30,7 @@ pub(super) async fn v01(cx: &mut Ctx<'_>) -> Step {
         conn.call(REVEAL, json!({"visible": false}), None).await?;
     }
     let tools = list_tools(&mut conn).await?;
-    require_tools(&tools, &CONTRACT_TOOLS)?;
+    require_tools(&tools, &TOOLS)?;
     let required = cx.want().strs("listedTools")?;
     let required: Vec<&str> = required.iter().map(String::as_str).collect();
     require_tools(&tools, &required)?;
@@ -102,21 +102,6 @@ pub(super) async fn v01(cx: &mut Ctx<'_>) -> Step {
     conn.close().await;
     Ok(())
 }
-
-/// Every tool the fixture contract names for a host with toolHints.
-const CONTRACT_TOOLS: [&str; 11] = [
-    ECHO,
-    FINISH,
-    FLAT_TOOL,
-    OPENED_TOOL,
-    GROUPED,
-    REVEALED,
-    REVEAL,
-    LATER,
-    MOVE,
-    MOVER,
-    UNDECLARE,
-];
 
 pub(super) async fn v02(cx: &mut Ctx<'_>) -> Step {
     let (mut conn, _) = cx.connected(Profile::hinted()).await?;

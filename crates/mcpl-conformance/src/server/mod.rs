@@ -18,7 +18,7 @@ use crate::data::VectorFile;
 use crate::report::{CheckResult, Outcome, Report};
 use crate::target::{Options, ServerTarget};
 use crate::transcript::Transcript;
-use crate::verdict::{Step, Verdict, ensure, fail};
+use crate::verdict::{Step, Verdict, ensure, fail, run_within};
 use crate::wire::{brief, listed, result_hints, rev_of};
 use conn::{Conn, Profile};
 use mcpl_protocol::methods;
@@ -85,19 +85,7 @@ pub async fn run_server_suite(target: ServerTarget, options: Options) -> Report 
             vectors: &vectors,
             vector: rule.id,
         };
-        let step = tokio::time::timeout(options.timeout * 6, run_check(rule, &mut cx)).await;
-        let outcome = match step {
-            Ok(Ok(())) => Outcome::Pass,
-            Ok(Err(Verdict::NotApplicable(reason))) => Outcome::NotApplicable { reason },
-            Ok(Err(Verdict::Fail(reason))) => Outcome::Fail {
-                reason,
-                transcript: transcript.entries(),
-            },
-            Err(_) => Outcome::Fail {
-                reason: format!("the check did not finish within {:?}", options.timeout * 6),
-                transcript: transcript.entries(),
-            },
-        };
+        let outcome = run_within(options.timeout * 6, run_check(rule, &mut cx), &transcript).await;
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         report.checks.push(CheckResult::new(rule, outcome, ms));
     }

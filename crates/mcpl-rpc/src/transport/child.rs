@@ -4,9 +4,16 @@ use super::{Transport, TransportKind, lines};
 use crate::error::RpcError;
 use mcpl_protocol::frame::Limits;
 use std::process::Stdio;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
+
+/// How many captured stderr lines wait for their reader at most. Past that, new lines are
+/// dropped (and counted, with a warning) so a chatty child cannot grow this process's memory;
+/// the child's stderr is still read, so the child never blocks on it.
+pub const STDERR_BACKLOG: usize = 256;
 
 /// What happens to the child's stderr (MCP: logging, never an error signal).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,16 +28,62 @@ pub enum StderrMode {
     Discard,
 }
 
-/// The captured stderr of a child process, one line at a time.
+/// The captured stderr of a child process, one line at a time. At most [`STDERR_BACKLOG`]
+/// lines wait to be read; lines that come while it is full are dropped and counted.
 #[derive(Debug)]
 pub struct StderrLines {
-    rx: mpsc::UnboundedReceiver<String>,
+    rx: mpsc::Receiver<String>,
+    dropped: Arc<AtomicU64>,
 }
 
 impl StderrLines {
     /// The next line, or `None` once the child closed its stderr.
     pub async fn next_line(&mut self) -> Option<String> {
         self.rx.recv().await
+    }
+
+    /// How many lines were dropped so far because [`STDERR_BACKLOG`] lines were waiting.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// Reads `err` line by line into `tx` until it ends. A line that finds the backlog full is
+/// dropped and counted in `dropped`; each run of drops is told by one warning, when the next
+/// line fits or the stream ends. Once the reader is gone, lines are read and discarded.
+async fn pump_stderr<R: AsyncBufRead + Unpin>(
+    err: R,
+    tx: mpsc::Sender<String>,
+    dropped: Arc<AtomicU64>,
+) {
+    let mut lines = err.lines();
+    // Lines dropped since the last warning.
+    let mut run: u64 = 0;
+    let mut open = true;
+    while let Ok(Some(line)) = lines.next_line().await {
+        if !open {
+            continue;
+        }
+        match tx.try_send(line) {
+            Ok(()) => warn_dropped(&mut run),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                run += 1;
+                dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => open = false,
+        }
+    }
+    warn_dropped(&mut run);
+}
+
+/// Warns once for a run of dropped stderr lines, and starts a new run.
+fn warn_dropped(run: &mut u64) {
+    if *run > 0 {
+        tracing::warn!(
+            dropped = *run,
+            "dropped {run} lines of a child's stderr: {STDERR_BACKLOG} lines were waiting to be read"
+        );
+        *run = 0;
     }
 }
 
@@ -60,16 +113,11 @@ impl Transport {
         };
         let mut transport = lines::spawn(TransportKind::ChildProcess, stdout, stdin, limits);
         if let Some(err) = child.stderr.take() {
-            let (tx, rx) = mpsc::unbounded_channel();
-            transport.guard.tasks.push(tokio::spawn(async move {
-                let mut lines = BufReader::new(err).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            }));
-            transport.stderr = Some(StderrLines { rx });
+            let (tx, rx) = mpsc::channel(STDERR_BACKLOG);
+            let dropped = Arc::new(AtomicU64::new(0));
+            let pump = pump_stderr(BufReader::new(err), tx, dropped.clone());
+            transport.guard.tasks.push(tokio::spawn(pump));
+            transport.stderr = Some(StderrLines { rx, dropped });
         }
         transport.guard.child = Some(child);
         Ok(transport)

@@ -152,24 +152,30 @@ impl Replica {
 
     /// A host connected to this replica as `principal`, initialized with `toolHints`.
     pub async fn connect(&self, principal: &str) -> Host {
-        let (host_side, server_side) = Transport::memory_pair();
-        let runtime = self.runtime.clone();
-        let principal = Principal::authenticated(principal);
-        tokio::spawn(async move {
-            let connection = runtime.next_connection();
-            runtime.serve(server_side, principal, connection).await
-        });
-        let (peer, events) = Peer::start(host_side, PeerConfig::default());
-        let host = Host { peer, events };
-        host.ask(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18",
-            "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}},
-            "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
-        host
+        connect(&self.runtime, principal).await
     }
+}
+
+/// A host connected to `runtime` as `principal` over an in-memory transport, initialized with
+/// `toolHints`.
+pub async fn connect<A: App>(runtime: &Runtime<A>, principal: &str) -> Host {
+    let (host_side, server_side) = Transport::memory_pair();
+    let runtime = runtime.clone();
+    let principal = Principal::authenticated(principal);
+    tokio::spawn(async move {
+        let connection = runtime.next_connection();
+        runtime.serve(server_side, principal, connection).await
+    });
+    let (peer, events) = Peer::start(host_side, PeerConfig::default());
+    let host = Host { peer, events };
+    host.ask(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18",
+        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}},
+        "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+    host
 }
 
 /// A scripted host.

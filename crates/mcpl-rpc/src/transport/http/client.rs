@@ -129,6 +129,15 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// What an oversized or malformed frame from the server becomes. With an id read from its
+/// first bytes, the driver acts on it as on any other transport: an answer fails the request
+/// it answers at once (H76), a request gets its error reply. Without one there is nobody to
+/// answer: it is only reported.
+fn refusal(error: FrameError) -> Inbound {
+    let answered = error.id().is_none();
+    Inbound::Refused { error, answered }
+}
+
 impl Client {
     fn request(&self, method: Method) -> reqwest::RequestBuilder {
         let mut builder = self
@@ -182,15 +191,10 @@ impl Client {
                             }
                             self.push(Inbound::Frame(bytes)).await;
                         }
-                        SseItem::TooLarge(len) => {
+                        SseItem::TooLarge { len, head } => {
                             let error =
-                                FrameError::too_large(len, self.limits.max_frame_bytes, &[]);
-                            // Nobody to answer on this wire: report only.
-                            self.push(Inbound::Refused {
-                                error,
-                                answered: true,
-                            })
-                            .await;
+                                FrameError::too_large(len, self.limits.max_frame_bytes, &head);
+                            self.push(refusal(error)).await;
                         }
                     }
                 }
@@ -218,13 +222,7 @@ impl Client {
                 }
                 self.push(Inbound::Frame(bytes)).await;
             }
-            Err(error) => {
-                self.push(Inbound::Refused {
-                    error,
-                    answered: true,
-                })
-                .await;
-            }
+            Err(error) => self.push(refusal(error)).await,
         }
     }
 

@@ -3,17 +3,20 @@
 //! Only what MCP uses: `data:` lines joined by newlines, dispatched at a blank line; an `id`
 //! field becomes the stream's last event id (for resuming with `Last-Event-ID`) when its event
 //! is dispatched; `event` and `retry` fields and `:` comments are skipped. An event over the cap is dropped
-//! whole and reported by size, so one bad event does not end the stream.
+//! whole and reported by size and its first bytes (where its id is), so one bad event does not
+//! end the stream and the request it answers can fail at once.
 
 use bytes::Bytes;
+use mcpl_protocol::sniff::SNIFF_BYTES;
 
 /// One parsed event.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum SseItem {
     /// The event's data: one JSON-RPC message.
     Data(Bytes),
-    /// An event whose data passed the cap; this many bytes were dropped.
-    TooLarge(usize),
+    /// An event whose data passed the cap: `len` bytes were dropped; `head` is the first
+    /// [`SNIFF_BYTES`] of its data, for reading its id.
+    TooLarge { len: usize, head: Vec<u8> },
 }
 
 #[derive(Debug)]
@@ -23,6 +26,8 @@ pub(crate) struct SseParser {
     has_data: bool,
     /// Set while dropping an oversized event: bytes dropped so far.
     dropped: Option<usize>,
+    /// The first bytes of the data of the event being dropped.
+    head: Vec<u8>,
     max: usize,
     /// The `id` of the event being read.
     id: Option<String>,
@@ -38,6 +43,7 @@ impl SseParser {
             data: Vec::new(),
             has_data: false,
             dropped: None,
+            head: Vec::new(),
             max,
             id: None,
             last_id: None,
@@ -62,9 +68,10 @@ impl SseParser {
             match self.dropped.as_mut() {
                 Some(n) => *n += part.len(),
                 None if self.line.len() + part.len() > self.max + 16 => {
-                    self.dropped = Some(self.data.len() + self.line.len() + part.len());
-                    self.line.clear();
-                    self.data.clear();
+                    let len = self.data.len() + self.line.len() + part.len();
+                    let mut line = std::mem::take(&mut self.line);
+                    line.extend_from_slice(&part[..part.len().min(SNIFF_BYTES + 8)]);
+                    self.start_dropping(len, &line);
                 }
                 None => self.line.extend_from_slice(part),
             }
@@ -85,9 +92,10 @@ impl SseParser {
             if let Some(id) = self.id.take() {
                 self.last_id = Some(id);
             }
-            if let Some(n) = self.dropped.take() {
+            if let Some(len) = self.dropped.take() {
                 self.data.clear();
-                return Some(SseItem::TooLarge(n));
+                let head = std::mem::take(&mut self.head);
+                return Some(SseItem::TooLarge { len, head });
             }
             let data = std::mem::take(&mut self.data);
             return has_data.then(|| SseItem::Data(Bytes::from(data)));
@@ -113,11 +121,29 @@ impl SseParser {
             self.data.extend_from_slice(value);
             self.has_data = true;
             if self.data.len() > self.max {
-                self.dropped = Some(self.data.len());
-                self.data.clear();
+                self.start_dropping(self.data.len(), &[]);
             }
         }
         None
+    }
+
+    /// Starts dropping the current event, `len` bytes so far, keeping the first bytes of its
+    /// data: what it had, then the value of `line` when that is a `data` line.
+    fn start_dropping(&mut self, len: usize, line: &[u8]) {
+        let mut head = self.data[..self.data.len().min(SNIFF_BYTES)].to_vec();
+        let value = line
+            .strip_prefix(b"data:")
+            .map(|v| v.strip_prefix(b" ").unwrap_or(v));
+        if let Some(value) = value.filter(|_| head.len() < SNIFF_BYTES) {
+            if self.has_data {
+                head.push(b'\n');
+            }
+            head.extend_from_slice(value);
+            head.truncate(SNIFF_BYTES);
+        }
+        self.head = head;
+        self.dropped = Some(len);
+        self.data.clear();
     }
 }
 
@@ -164,7 +190,10 @@ mod tests {
         assert_eq!(
             items,
             [
-                SseItem::TooLarge(16),
+                SseItem::TooLarge {
+                    len: 16,
+                    head: b"0123456789abcdef".to_vec()
+                },
                 SseItem::Data(Bytes::from_static(b"ok"))
             ]
         );
@@ -179,9 +208,48 @@ mod tests {
         assert_eq!(
             items,
             [
-                SseItem::TooLarge(100),
+                SseItem::TooLarge {
+                    len: 100,
+                    head: Vec::new()
+                },
                 SseItem::Data(Bytes::from_static(b"ok"))
             ]
         );
+    }
+
+    #[test]
+    fn an_oversized_event_keeps_its_first_bytes_for_its_id() {
+        let xs = "x".repeat(200);
+        let cases = [
+            // One long data line, read in small chunks and in one.
+            format!(r#"data: {{"jsonrpc":"2.0","id":7,"result":"{xs}"}}"#),
+            // Short data lines whose sum passes the cap.
+            format!(
+                "data: {{\"jsonrpc\":\"2.0\",\ndata: \"id\":7,\ndata: \"result\":\"{}\"}}",
+                &xs[..30]
+            ),
+            // A short data line, then a long one.
+            format!("data: {{\"jsonrpc\":\"2.0\",\ndata: \"id\":7,\"result\":\"{xs}\"}}"),
+        ];
+        for event in cases {
+            for chunk_len in [7, 1000] {
+                let mut p = SseParser::new(48);
+                let mut items = Vec::new();
+                for chunk in format!("{event}\n\n").as_bytes().chunks(chunk_len) {
+                    items.extend(p.push(chunk));
+                }
+                let [SseItem::TooLarge { head, .. }] = &items[..] else {
+                    panic!("{event}: {items:?}")
+                };
+                let sniffed = mcpl_protocol::sniff::sniff(head);
+                assert_eq!(
+                    sniffed.id,
+                    Some(mcpl_protocol::jsonrpc::RequestId::Number(7)),
+                    "{event}: {}",
+                    String::from_utf8_lossy(head)
+                );
+                assert!(sniffed.is_response());
+            }
+        }
     }
 }
