@@ -125,57 +125,6 @@ fn h80_the_capability_mask_never_touches_rfc_014_members() {
 }
 
 #[test]
-fn h81_log_lines_redact_server_chosen_values() {
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("lock").extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buf = Buf::default();
-    let w = buf.clone();
-    let sub = tracing_subscriber::fmt()
-        .with_writer(move || w.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::TRACE)
-        .finish();
-    tracing::subscriber::with_default(sub, || {
-        // Another test's thread may have cached "nobody listens" for these callsites
-        // before this thread's subscriber existed: ask every callsite again.
-        tracing::callsite::rebuild_interest_cache();
-        let mut p = Pair::new(arcade());
-        p.hold.insert("tools/list".into());
-        p.host.resync(p.now);
-        p.flush();
-        let r = p.held.pop().expect("page");
-        p.hold.clear();
-        p.feed(ok(
-            r.id,
-            json!({"tools": [{"name": "SECRET-NAME"}], "nextCursor": 1}),
-        ));
-        p.run();
-        p.host.resync(p.now);
-        p.run();
-        let _ = mcpl_host::presenter::check_args(
-            &json!({"$ref": "https://SECRET-HOST/x"}),
-            &serde_json::Map::new(),
-        );
-    });
-    let out = String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf8");
-    assert!(out.contains("tools/list read failed"), "{out}");
-    assert!(
-        !out.contains("SECRET"),
-        "a server value reached the log: {out}"
-    );
-}
-
-#[test]
 fn h82_a_dropped_connection_settles_pending_requests_as_unconfirmed() {
     let mut p = Pair::new(arcade());
     p.hold = ["toolsets/open", "toolsets/close", "tools/call"]
