@@ -98,7 +98,13 @@ fn h79_a_disconnect_during_connect_ends_the_connect() {
         );
         // The version counts every state change: none happened.
         let state = |c: &mcpl_host::controller::Snapshot| {
-            (c.version(), c.listed(), c.ready(), c.applied().get(), c.tools().len())
+            (
+                c.version(),
+                c.listed(),
+                c.ready(),
+                c.applied().get(),
+                c.tools().len(),
+            )
         };
         assert_eq!(
             state(p.host.snapshot()),
@@ -207,7 +213,8 @@ fn h84_a_change_that_would_not_fit_goes_out_as_a_notice_and_the_result_is_untouc
 }
 
 /// What the model reads when `board` in `game`/`g1` is hidden by a call's hints.
-const BOARD_GONE: &str = "Toolset update from arcade:\n- `board` in `game`/`g1` is no longer available";
+const BOARD_GONE: &str =
+    "Toolset update from arcade:\n- `board` in `game`/`g1` is no longer available";
 
 /// A host with `game`/`g1` open and nothing owed; the next `tools/call` answers `result` and,
 /// with `hides_board`, carries a hint hiding `board` in `g1`.
@@ -248,8 +255,10 @@ fn h85_a_structured_only_result_is_shown_as_json_and_reads_as_before_without_a_c
     // The rendering rule itself: text blocks win over structured content; nothing shows
     // nothing.
     assert_eq!(
-        result_text(&json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
-                            "structuredContent": {"score": 3}})),
+        result_text(
+            &json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+                            "structuredContent": {"score": 3}})
+        ),
         "a\nb"
     );
     assert_eq!(result_text(&json!({"structuredContent": [1, 2]})), "[1,2]");
@@ -298,7 +307,10 @@ fn h87_a_call_that_fails_after_its_result_was_read_tells_its_change_as_a_notice(
     h.pres.register_taker(&agent, &sn("arcade"), pending);
     h.sync();
     assert!(
-        matches!(h.pair("arcade").answer_of(pending), Some(Outcome::Result(_))),
+        matches!(
+            h.pair("arcade").answer_of(pending),
+            Some(Outcome::Result(_))
+        ),
         "the result was not read"
     );
     // Claimed by the call, so not a notice yet.

@@ -154,7 +154,10 @@ fn list_under_bound(tools: usize, max_pages: usize) -> (Pair, Vec<Option<String>
 #[test]
 fn h04_a_list_of_exactly_the_bound_in_pages_is_applied() {
     let (p, cursors) = list_under_bound(3, 3);
-    assert!(p.host.snapshot().listed(), "a 3-page list failed a 3-page bound");
+    assert!(
+        p.host.snapshot().listed(),
+        "a 3-page list failed a 3-page bound"
+    );
     assert_eq!(p.host.snapshot().tools().len(), 3);
     assert_eq!(
         cursors,

@@ -100,7 +100,10 @@ fn h13_a_refused_push_still_applies_its_hints() {
     // Exactly one reply: the refusal of `p-e1`.
     assert_eq!(p.replies.len(), 1, "{:?}", p.replies);
     assert_eq!(p.replies[0].id, Some(RequestId::String("p-e1".into())));
-    let refusal = p.replies[0].outcome.as_ref().expect_err("the push was accepted");
+    let refusal = p.replies[0]
+        .outcome
+        .as_ref()
+        .expect_err("the push was accepted");
     assert_eq!(refusal.known_code(), Some(ErrorCode::CapabilityDenied));
     // Exactly one change, carried by the refused push, holding exactly the hint's change.
     let changes = p.changes();
@@ -150,7 +153,11 @@ fn h13_a_result_nobody_awaits_still_applies() {
         }
     );
     assert_eq!(changes[0].items, hint_shown());
-    assert_eq!(p.answer_of(pending), None, "a timed-out call was answered twice");
+    assert_eq!(
+        p.answer_of(pending),
+        None,
+        "a timed-out call was answered twice"
+    );
 }
 
 #[test]

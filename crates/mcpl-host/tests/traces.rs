@@ -73,7 +73,11 @@ fn h81_h65_log_lines_and_traces_redact_server_chosen_values() {
     // once, with the refusal's kind and no server value.
     let h = Host::new(vec![("arcade", arcade())]);
     buf.take();
-    assert!(h.pres.plan(META_ACT, &json!({"tool": "SECRET-TOOL"})).is_err());
+    assert!(
+        h.pres
+            .plan(META_ACT, &json!({"tool": "SECRET-TOOL"}))
+            .is_err()
+    );
     let out = buf.take();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1, "{out}");
@@ -85,5 +89,8 @@ fn h81_h65_log_lines_and_traces_redact_server_chosen_values() {
     ] {
         assert!(lines[0].contains(field), "{field} missing: {out}");
     }
-    assert!(!out.contains("SECRET"), "a server value reached the trace: {out}");
+    assert!(
+        !out.contains("SECRET"),
+        "a server value reached the trace: {out}"
+    );
 }
