@@ -543,3 +543,27 @@ fn h62_a_dynamic_tool_in_the_latest_list_presents_before_the_rebuild() {
         other => panic!("not a look: {other:?}"),
     }
 }
+
+#[test]
+fn h40_a_search_hit_on_a_static_tool_says_call_it_by_name_and_a_loose_dynamic_one_says_act() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let text = h.call(META_LOOK, json!({"query": "challenge"}));
+    let line = text
+        .lines()
+        .find(|l| l.contains("tool `challenge`"))
+        .unwrap_or_else(|| panic!("no hit for `challenge`: {text}"));
+    assert!(
+        line.contains("(static)") && line.contains("call it by name as `challenge`"),
+        "{line}"
+    );
+    let text = h.call(META_LOOK, json!({"query": "hint"}));
+    let line = text
+        .lines()
+        .find(|l| l.contains("tool `hint`"))
+        .unwrap_or_else(|| panic!("no hit for `hint`: {text}"));
+    assert!(
+        line.contains("(no toolset)") && line.contains(&format!("call {META_ACT}")),
+        "{line}"
+    );
+    assert!(!line.contains("(static)"), "{line}");
+}

@@ -950,3 +950,17 @@ fn h21_a_statement_drops_a_held_hint_at_its_own_rev() {
     p.advance(Duration::from_secs(3));
     assert_eq!(p.recoveries(), 0, "a covered hold expired into a recovery");
 }
+
+#[test]
+fn h41_a_recovery_that_finds_nothing_new_tells_no_change() {
+    // Changes are the difference between the state before and after a read; a re-read of an
+    // unchanged server differs in nothing, so telling anything would tell a change twice.
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    p.clear();
+    p.host.resync(p.now);
+    p.run();
+    assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
+    assert_eq!(p.items(), Vec::<&ChangeItem>::new());
+    assert_eq!(p.picture(), truth(&p.server.borrow()));
+}
