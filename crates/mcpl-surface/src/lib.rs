@@ -45,6 +45,8 @@ pub mod listen;
 pub mod meter;
 pub mod relay;
 pub mod spec;
+#[cfg(test)]
+mod testing;
 mod surface;
 
 pub use config::{ConfigProblem, EntryProblem, ExpandProblem, FileConfig};
