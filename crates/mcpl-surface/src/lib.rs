@@ -45,9 +45,9 @@ pub mod listen;
 pub mod meter;
 pub mod relay;
 pub mod spec;
+mod surface;
 #[cfg(test)]
 mod testing;
-mod surface;
 
 pub use config::{ConfigProblem, EntryProblem, ExpandProblem, FileConfig};
 pub use connector::{BoxFuture, ConnectError, Connector, StandardConnector};

@@ -291,7 +291,10 @@ mod tests {
         );
         let url = ServerSpec::new(name(), Target::WebSocket("ws://127.0.0.1:9/".into()));
         let err = handshake(&FarEndGone, &url, timing).await.err();
-        assert!(matches!(err, Some(HandshakeError::Initialize(_))), "{err:?}");
+        assert!(
+            matches!(err, Some(HandshakeError::Initialize(_))),
+            "{err:?}"
+        );
     }
 
     #[test]
