@@ -25,10 +25,14 @@ impl Agent for Window {
 
 /// Serves the scripted arcade on a peer; returns the server's peer for pushing.
 fn serve(transport: Transport) -> Peer {
+    serve_this(transport, arcade())
+}
+
+/// Serves `server` on a peer; returns the server's peer for pushing.
+fn serve_this(transport: Transport, mut server: common::Server) -> Peer {
     let (peer, mut events) = Peer::start(transport, PeerConfig::default());
     let out = peer.clone();
     tokio::spawn(async move {
-        let mut server = arcade();
         server.add_conn();
         while let Some(ev) = events.recv().await {
             if let Event::Request {
@@ -180,5 +184,60 @@ impl Agent for ResultsOnly {
     }
     fn results_are_window(&self) -> bool {
         true
+    }
+}
+
+/// A host over the scripted arcade whose every `tools/call` answers `{"score":3}` as
+/// structured content alone, with `game`/`g1` open.
+async fn structured_host() -> Host {
+    let (a, b) = Transport::memory_pair();
+    let mut server = arcade();
+    server.call_result = Some(json!({"content": [], "structuredContent": {"score": 3}}));
+    let _server = serve_this(b, server);
+    let (peer, events) = Peer::start(a, PeerConfig::default());
+    let host = Host::spawn(
+        PresenterConfig::default(),
+        HostPolicy::default(),
+        Window::default(),
+    );
+    let mut cfg = ControllerConfig::new(mcpl_host::ServerName::parse("arcade").unwrap(), "alice");
+    cfg.manifest = Some(arcade().manifest);
+    host.add_server(cfg, peer, events).await.expect("added");
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    host.rebuild().await.expect("rebuild");
+    host.call(
+        "toolsets_open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .await
+    .expect("open");
+    host
+}
+
+#[tokio::test(start_paused = true)]
+async fn h85_a_structured_only_result_reads_as_its_json_for_the_model_and_the_puppet() {
+    let host = structured_host().await;
+    // The puppet's call (the operator's) and the model's, through act and by name.
+    let puppet = host
+        .call("toolsets_act", json!({"tool": "pass", "args": {}}))
+        .await
+        .expect("act");
+    assert_eq!(puppet, "{\"score\":3}");
+    let agent = mcpl_host::presenter::AgentId("model".into());
+    host.add_agent(agent.clone(), Window::default())
+        .expect("agent");
+    for (tool, args) in [
+        ("toolsets_act", json!({"tool": "pass", "args": {}})),
+        ("challenge", json!({})),
+    ] {
+        let answer = host.ask(&agent, tool, args).await.expect("ask");
+        assert_eq!(answer.text, "{\"score\":3}", "{tool}");
+        assert_eq!(answer.news, "", "{tool}");
+        assert!(!answer.is_error, "{tool}");
+        assert_eq!(
+            answer.result,
+            Some(json!({"content": [], "structuredContent": {"score": 3}})),
+            "{tool}"
+        );
     }
 }

@@ -72,25 +72,49 @@ fn h78_a_restart_under_another_id_or_without_hints_forgets_and_the_same_id_keeps
 
 #[test]
 fn h79_a_disconnect_during_connect_ends_the_connect() {
-    let s = arcade();
-    let cfg = config(&s);
-    let mut p = Pair::with_config(s, cfg.clone());
-    p.hold.insert("tools/list".into());
-    p.host = Controller::new(cfg, p.now);
-    p.clear();
-    p.flush();
-    p.host.handle_close(p.now);
-    p.release("tools/list");
-    assert!(
-        !p.host.snapshot().listed(),
-        "late state applied after the stop"
-    );
-    assert_eq!(
-        p.sent_methods(),
-        vec!["tools/list"],
-        "dialled on after the stop"
-    );
-    assert!(p.host.poll_timeout().is_none());
+    // Stopped while the connect waits for its list, and while it waits for its statement.
+    for (held, dialled) in [
+        ("tools/list", vec!["tools/list"]),
+        ("toolsets/list", vec!["tools/list", "toolsets/list"]),
+    ] {
+        let s = arcade();
+        let cfg = config(&s);
+        let mut p = Pair::with_config(s, cfg.clone());
+        p.hold.insert(held.into());
+        p.host = Controller::new(cfg, p.now);
+        p.clear();
+        p.run();
+        p.effects.clear();
+        let before = p.host.snapshot().clone();
+        p.host.handle_close(p.now);
+        assert!(p.host.is_closed(), "the stop did not take ({held} held)");
+        p.release(held);
+        // Long past every retry and back-off: nothing is dialled again.
+        p.advance(Duration::from_secs(600));
+        assert_eq!(
+            p.sent_methods(),
+            dialled,
+            "dialled on after the stop ({held} held)"
+        );
+        // The version counts every state change: none happened.
+        let state = |c: &mcpl_host::controller::Snapshot| {
+            (
+                c.version(),
+                c.listed(),
+                c.ready(),
+                c.applied().get(),
+                c.tools().len(),
+            )
+        };
+        assert_eq!(
+            state(p.host.snapshot()),
+            state(&before),
+            "late state applied after the stop ({held} held)"
+        );
+        assert!(!p.host.snapshot().ready());
+        assert!(p.effects.is_empty(), "{:?}", p.effects);
+        assert!(p.host.poll_timeout().is_none());
+    }
 }
 
 #[test]
@@ -104,57 +128,6 @@ fn h80_the_capability_mask_never_touches_rfc_014_members() {
     assert_eq!(masked["toolHints"], true);
     assert!(masked["toolsets"].is_object() && masked["surface"].is_object());
     assert!(masked.get("channels").is_none());
-}
-
-#[test]
-fn h81_log_lines_redact_server_chosen_values() {
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("lock").extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buf = Buf::default();
-    let w = buf.clone();
-    let sub = tracing_subscriber::fmt()
-        .with_writer(move || w.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::TRACE)
-        .finish();
-    tracing::subscriber::with_default(sub, || {
-        // Another test's thread may have cached "nobody listens" for these callsites
-        // before this thread's subscriber existed: ask every callsite again.
-        tracing::callsite::rebuild_interest_cache();
-        let mut p = Pair::new(arcade());
-        p.hold.insert("tools/list".into());
-        p.host.resync(p.now);
-        p.flush();
-        let r = p.held.pop().expect("page");
-        p.hold.clear();
-        p.feed(ok(
-            r.id,
-            json!({"tools": [{"name": "SECRET-NAME"}], "nextCursor": 1}),
-        ));
-        p.run();
-        p.host.resync(p.now);
-        p.run();
-        let _ = mcpl_host::presenter::check_args(
-            &json!({"$ref": "https://SECRET-HOST/x"}),
-            &serde_json::Map::new(),
-        );
-    });
-    let out = String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf8");
-    assert!(out.contains("tools/list read failed"), "{out}");
-    assert!(
-        !out.contains("SECRET"),
-        "a server value reached the log: {out}"
-    );
 }
 
 #[test]
@@ -239,30 +212,90 @@ fn h84_a_change_that_would_not_fit_goes_out_as_a_notice_and_the_result_is_untouc
     );
 }
 
+/// What the model reads when `board` in `game`/`g1` is hidden by a call's hints.
+const BOARD_GONE: &str =
+    "Toolset update from arcade:\n- `board` in `game`/`g1` is no longer available";
+
+/// A host with `game`/`g1` open and nothing owed; the next `tools/call` answers `result` and,
+/// with `hides_board`, carries a hint hiding `board` in `g1`.
+fn next_call(result: serde_json::Value, hides_board: bool) -> Host {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
+    // The open's change rode with its answer: nothing is owed.
+    assert_eq!(h.notices(), Vec::<String>::new());
+    let mut s = h.pair("arcade").server.borrow_mut();
+    s.call_result = Some(result);
+    if hides_board {
+        s.call_hints =
+            Some(json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}));
+    }
+    drop(s);
+    h
+}
+
 #[test]
 fn h85_a_structured_only_result_is_shown_as_json_and_reads_as_before_without_a_change() {
-    let v = json!({"content": [], "structuredContent": {"score": 3}});
-    assert_eq!(result_text(&v), "{\"score\":3}");
-    assert!(can_carry(&v));
-    let plain = json!({"content": [{"type": "text", "text": "ok"}]});
-    assert_eq!(result_text(&plain), "ok");
+    let structured = json!({"content": [], "structuredContent": {"score": 3}});
+    // Through act (a dynamic tool) and by name (the static `challenge`).
+    for call in [
+        (META_ACT, json!({"tool": "pass", "args": {}})),
+        ("challenge", json!({})),
+    ] {
+        let mut h = next_call(structured.clone(), true);
+        let text = h.call(call.0, call.1.clone());
+        assert_eq!(text, format!("{{\"score\":3}}\n{BOARD_GONE}"), "{call:?}");
+        assert_eq!(h.window.last(), Some(&text));
+        assert_eq!(h.notices(), Vec::<String>::new(), "told twice: {call:?}");
+        // No change: exactly the JSON text, as without RFC-014, and nothing else told.
+        let mut h = next_call(structured.clone(), false);
+        let text = h.call(call.0, call.1.clone());
+        assert_eq!(text, "{\"score\":3}", "{call:?}");
+        assert_eq!(h.notices(), Vec::<String>::new(), "{call:?}");
+    }
+    // The rendering rule itself: text blocks win over structured content; nothing shows
+    // nothing.
+    assert_eq!(
+        result_text(
+            &json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+                            "structuredContent": {"score": 3}})
+        ),
+        "a\nb"
+    );
+    assert_eq!(result_text(&json!({"structuredContent": [1, 2]})), "[1,2]");
+    assert_eq!(result_text(&json!({"content": []})), "");
+    assert!(can_carry(&structured));
+    assert!(!can_carry(&json!({"content": []})));
 }
 
 #[test]
 fn h86_a_structured_error_keeps_its_json_and_a_null_one_sends_its_change_as_a_notice() {
-    let err = json!({"content": [], "structuredContent": {"why": "bad"}, "isError": true});
-    assert_eq!(result_text(&err), "{\"why\":\"bad\"}");
+    // A structured-only error: its JSON first, then the change, in one answer.
+    let mut h = next_call(
+        json!({"content": [], "structuredContent": {"why": "bad"}, "isError": true}),
+        true,
+    );
+    let text = h.call(META_ACT, json!({"tool": "pass", "args": {}}));
+    assert_eq!(text, format!("{{\"why\":\"bad\"}}\n{BOARD_GONE}"));
+    assert_eq!(h.notices(), Vec::<String>::new());
+    // A null one reads as without RFC-014 (nothing), and its change is one notice.
     let null = json!({"content": [], "structuredContent": null, "isError": true});
     assert!(!can_carry(&null));
+    assert_eq!(result_text(&null), "");
+    let mut h = next_call(null.clone(), true);
+    let text = h.call(META_ACT, json!({"tool": "pass", "args": {}}));
+    assert_eq!(text, "");
+    assert_eq!(h.notices(), vec![BOARD_GONE.to_owned()]);
+    assert_eq!(h.notices(), Vec::<String>::new(), "told twice");
+    // Without a change it reads the same, and nothing is told.
+    let mut h = next_call(null, false);
+    assert_eq!(h.call(META_ACT, json!({"tool": "pass", "args": {}})), "");
+    assert_eq!(h.notices(), Vec::<String>::new());
 }
 
 #[test]
 fn h87_a_call_that_fails_after_its_result_was_read_tells_its_change_as_a_notice() {
-    let mut h = Host::new(vec![("arcade", arcade())]);
-    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
-    h.notices();
-    h.pair("arcade").server.borrow_mut().call_hints =
-        Some(json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}));
+    let mut h = next_call(json!({"content": [{"type": "text", "text": "ok"}]}), true);
+    let window = h.window.len();
     let now = h.pair("arcade").now;
     let req = mcpl_host::controller::CallRequest {
         tool: "pass".into(),
@@ -273,9 +306,22 @@ fn h87_a_call_that_fails_after_its_result_was_read_tells_its_change_as_a_notice(
     let agent = h.agent.clone();
     h.pres.register_taker(&agent, &sn("arcade"), pending);
     h.sync();
-    // The result was read, then the call failed on the host side.
+    assert!(
+        matches!(
+            h.pair("arcade").answer_of(pending),
+            Some(Outcome::Result(_))
+        ),
+        "the result was not read"
+    );
+    // Claimed by the call, so not a notice yet.
+    assert_eq!(h.notices(), Vec::<String>::new());
+    // The result was read, then the call failed on the host side: the change is one notice.
     h.pres.release(&agent, &sn("arcade"), pending);
-    assert!(h.notices().join("\n").contains("`board`"));
+    assert_eq!(h.notices(), vec![BOARD_GONE.to_owned()]);
+    assert_eq!(h.notices(), Vec::<String>::new(), "told twice");
+    assert_eq!(h.window.len(), window + 1, "{:?}", h.window);
+    // Once released, the call can no longer take it.
+    assert!(h.pres.take(&agent, &sn("arcade"), pending, None).is_none());
 }
 
 #[test]

@@ -102,30 +102,83 @@ fn h03_a_malformed_page_fails_the_whole_list() {
 #[test]
 fn h04_a_repeating_cursor_fails_the_list() {
     let mut p = resync_held(Pair::new(arcade()));
-    let before = p.host.snapshot().tools().len();
-    for _ in 0..3 {
-        let Some(r) = p.held.pop() else { break };
+    let before = p.host.snapshot().clone();
+    // Page 1 names cursor `same`; the page asked for with `same` names `same` again.
+    for _ in 0..2 {
+        let r = p.held.pop().expect("a tools/list request held");
         p.feed(ok(
             r.id,
             json!({"tools": [{"name": "loop"}], "nextCursor": "same"}),
         ));
     }
+    assert!(p.held.is_empty(), "a page was asked for after the repeat");
+    let cursors: Vec<Option<&str>> = p
+        .sent
+        .iter()
+        .filter(|r| r.method == "tools/list")
+        .map(|r| r.params.as_ref().and_then(|v| v["cursor"].as_str()))
+        .collect();
+    assert_eq!(
+        cursors,
+        vec![None, Some("same")],
+        "the repeated cursor was followed"
+    );
+    // Nothing of the failed read was applied.
+    assert_eq!(p.host.snapshot().tools(), before.tools());
     assert!(p.host.snapshot().tool("loop").is_none());
-    assert_eq!(p.host.snapshot().tools().len(), before);
-    // The read failed, so the cursor was asked for once at most.
-    assert!(p.sent.iter().filter(|r| r.method == "tools/list").count() <= 2);
+}
+
+/// Connects to `tools` tools listed one per page under a bound of `max_pages`; returns the
+/// pair and the cursors of the `tools/list` requests it sent.
+fn list_under_bound(tools: usize, max_pages: usize) -> (Pair, Vec<Option<String>>) {
+    let mut s = arcade();
+    s.tools.truncate(tools);
+    s.page_size = 1;
+    let mut cfg = config(&s);
+    cfg.max_pages = max_pages;
+    let p = Pair::with_config(s, cfg);
+    let cursors = p
+        .sent
+        .iter()
+        .filter(|r| r.method == "tools/list")
+        .map(|r| {
+            r.params
+                .as_ref()
+                .and_then(|v| v["cursor"].as_str())
+                .map(str::to_owned)
+        })
+        .collect();
+    (p, cursors)
+}
+
+#[test]
+fn h04_a_list_of_exactly_the_bound_in_pages_is_applied() {
+    let (p, cursors) = list_under_bound(3, 3);
+    assert!(
+        p.host.snapshot().listed(),
+        "a 3-page list failed a 3-page bound"
+    );
+    assert_eq!(p.host.snapshot().tools().len(), 3);
+    assert_eq!(
+        cursors,
+        vec![None, Some("1".to_owned()), Some("2".to_owned())]
+    );
 }
 
 #[test]
 fn h04_a_page_count_above_the_bound_fails_the_list() {
-    let mut cfg = config(&arcade());
-    cfg.max_pages = 3;
-    let mut s = arcade();
-    s.page_size = 1;
-    let p = Pair::with_config(s, cfg);
+    // One page past the bound: the third page still names a cursor, so the read fails there
+    // and a fourth page is never asked for.
+    let (p, cursors) = list_under_bound(4, 3);
     assert!(
         !p.host.snapshot().listed(),
-        "a 7-page list passed a 3-page bound"
+        "a 4-page list passed a 3-page bound"
+    );
+    assert!(p.host.snapshot().tools().is_empty(), "a page was applied");
+    assert_eq!(
+        cursors,
+        vec![None, Some("1".to_owned()), Some("2".to_owned())],
+        "paged past the bound"
     );
 }
 

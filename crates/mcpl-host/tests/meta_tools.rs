@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::*;
 use mcpl_host::presenter::{
-    ArgCheck, META_ACT, META_CLOSE, META_LOOK, META_OPEN, Plan, check_args,
+    ArgCheck, CallTrace, META_ACT, META_CLOSE, META_LOOK, META_OPEN, Plan, RefusedCall, check_args,
 };
 use serde_json::json;
 
@@ -262,39 +262,58 @@ fn h64_act_needs_a_visible_tool_in_an_open_place_and_sets_the_instance_only_when
     );
 }
 
+/// A [`CallTrace`] that keeps what it is told, for a test to read.
+#[derive(Default)]
+struct Recorded(std::sync::Mutex<Vec<RefusedCall>>);
+
+impl CallTrace for Recorded {
+    fn refused(&self, call: &RefusedCall) {
+        self.0.lock().expect("lock").push(*call);
+    }
+}
+
 #[test]
 fn h65_a_refused_act_is_traced_as_a_failed_call_without_server_values() {
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("lock").extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let trace = std::sync::Arc::new(Recorded::default());
+    h.pres.set_call_trace(trace.clone());
+    // A name act cannot resolve at all, a static tool (resolved, then refused), a tool of an
+    // instanced toolset with no instance open, and a call with no tool.
+    for args in [
+        json!({"tool": "secret-tool-name"}),
+        json!({"tool": "challenge"}),
+        json!({"tool": "play", "args": {"move": "A1"}}),
+        json!({}),
+    ] {
+        assert!(h.pres.plan(META_ACT, &args).is_err(), "{args} was planned");
     }
-    let buf = Buf::default();
-    let writer = buf.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let h = Host::new(vec![("arcade", arcade())]);
-    tracing::subscriber::with_default(subscriber, || {
-        // Another test's thread may have cached "nobody listens" for these callsites
-        // before this thread's subscriber existed: ask every callsite again.
-        tracing::callsite::rebuild_interest_cache();
-        let _ = h.pres.plan(META_ACT, &json!({"tool": "secret-tool-name"}));
-    });
-    let out = String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf8");
-    assert!(out.contains("refused"), "{out}");
+    // Refusals of the other meta-tools are not act's, and a planned act is no failure.
+    assert!(h.pres.plan(META_OPEN, &json!({"toolset": "nope"})).is_err());
+    h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
     assert!(
-        !out.contains("secret-tool-name"),
-        "a server-side name leaked into the trace: {out}"
+        h.pres
+            .plan(META_ACT, &json!({"tool": "pass", "args": {}}))
+            .is_ok()
     );
+    let told = trace.0.lock().expect("lock").clone();
+    let refused = |refusal| RefusedCall {
+        tool: META_ACT,
+        refusal,
+    };
+    assert_eq!(
+        told,
+        vec![
+            refused("no_server_has"),
+            refused("not_dynamic"),
+            refused("none_open"),
+            refused("missing"),
+        ]
+    );
+    // The record has no room for a server's value: only the host's own names.
+    let debug = format!("{told:?}");
+    for server_value in ["secret-tool-name", "challenge", "play", "game"] {
+        assert!(!debug.contains(server_value), "{server_value} in {debug}");
+    }
 }
 
 #[test]
@@ -523,4 +542,28 @@ fn h62_a_dynamic_tool_in_the_latest_list_presents_before_the_rebuild() {
         ),
         other => panic!("not a look: {other:?}"),
     }
+}
+
+#[test]
+fn h40_a_search_hit_on_a_static_tool_says_call_it_by_name_and_a_loose_dynamic_one_says_act() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let text = h.call(META_LOOK, json!({"query": "challenge"}));
+    let line = text
+        .lines()
+        .find(|l| l.contains("tool `challenge`"))
+        .unwrap_or_else(|| panic!("no hit for `challenge`: {text}"));
+    assert!(
+        line.contains("(static)") && line.contains("call it by name as `challenge`"),
+        "{line}"
+    );
+    let text = h.call(META_LOOK, json!({"query": "hint"}));
+    let line = text
+        .lines()
+        .find(|l| l.contains("tool `hint`"))
+        .unwrap_or_else(|| panic!("no hit for `hint`: {text}"));
+    assert!(
+        line.contains("(no toolset)") && line.contains(&format!("call {META_ACT}")),
+        "{line}"
+    );
+    assert!(!line.contains("(static)"), "{line}");
 }

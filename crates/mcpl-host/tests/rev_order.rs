@@ -11,6 +11,7 @@ use mcpl_host::controller::{
     Carrier, ChangeItem, CloseRequest, Effect, OpenRequest, Outcome, Presence, RecoveryReason,
     Unconfirmed,
 };
+use mcpl_protocol::jsonrpc::{ErrorCode, RequestId};
 use serde_json::json;
 
 fn open_game(p: &mut Pair, inst: &str) {
@@ -72,28 +73,49 @@ fn h12_hints_ignored_and_no_toolsets_requests_without_tool_hints() {
     assert!(!p.host.snapshot().hinted());
 }
 
+/// The one change a hint making `hint` visible brings.
+fn hint_shown() -> Vec<ChangeItem> {
+    vec![ChangeItem::Visibility {
+        tool: "hint".into(),
+        toolset: None,
+        instance: None,
+        visible: true,
+    }]
+}
+
 #[test]
 fn h13_a_refused_push_still_applies_its_hints() {
     let s = arcade();
     let mut cfg = config(&s);
     cfg.push_events = false;
     let mut p = Pair::with_config(s, cfg);
+    p.clear();
+    let rev = next(&p);
     p.feed(push(
         "e1",
-        json!({"rev": next(&p), "tools": [{"name": "hint", "visible": true}]}),
+        json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
     ));
     assert!(p.host.snapshot().visible("hint", None));
-    assert!(
-        p.replies.iter().any(|r| r.outcome.is_err()),
-        "the push was not refused"
-    );
-    assert!(p.changes().iter().any(|c| matches!(
-        c.carrier,
+    assert_eq!(p.host.snapshot().applied().get(), rev);
+    // Exactly one reply: the refusal of `p-e1`.
+    assert_eq!(p.replies.len(), 1, "{:?}", p.replies);
+    assert_eq!(p.replies[0].id, Some(RequestId::String("p-e1".into())));
+    let refusal = p.replies[0]
+        .outcome
+        .as_ref()
+        .expect_err("the push was accepted");
+    assert_eq!(refusal.known_code(), Some(ErrorCode::CapabilityDenied));
+    // Exactly one change, carried by the refused push, holding exactly the hint's change.
+    let changes = p.changes();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(
+        changes[0].carrier,
         Carrier::Push {
+            event_id: Some("e1".into()),
             accepted: false,
-            ..
         }
-    )));
+    );
+    assert_eq!(changes[0].items, hint_shown());
 }
 
 #[test]
@@ -111,11 +133,30 @@ fn h13_a_result_nobody_awaits_still_applies() {
         p.answer_of(pending),
         Some(&Outcome::Unconfirmed(Unconfirmed::Timeout))
     );
+    p.clear();
+    let rev = next(&p);
     p.server.borrow_mut().call_hints = Some(json!({"tools": [{"name": "hint", "visible": true}]}));
     p.release("tools/call");
     assert!(
         p.host.snapshot().visible("hint", None),
         "a late result's hints were dropped"
+    );
+    assert_eq!(p.host.snapshot().applied().get(), rev);
+    // The late result carries exactly the hint's change, marked late, and answers nobody.
+    let changes = p.changes();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(
+        changes[0].carrier,
+        Carrier::Result {
+            pending,
+            late: true,
+        }
+    );
+    assert_eq!(changes[0].items, hint_shown());
+    assert_eq!(
+        p.answer_of(pending),
+        None,
+        "a timed-out call was answered twice"
     );
 }
 
@@ -812,9 +853,10 @@ fn h13_every_applied_hint_gives_the_snapshot_a_larger_version() {
             json!({"rev": next(&p), "tools": [{"name": "hint", "visible": visible}]}),
         ));
         assert_eq!(p.host.snapshot().visible("hint", None), visible);
-        assert!(
-            p.host.snapshot().version() > before,
-            "a hint left the version at {before}"
+        assert_eq!(
+            p.host.snapshot().version(),
+            before + 1,
+            "one applied hint is one state change"
         );
     }
 }
@@ -980,4 +1022,18 @@ fn h21_a_statement_that_drops_a_static_tools_hint_reads_the_list_again() {
         "no re-read after dropping a static tool's hint"
     );
     assert!(!p.host.snapshot().visible("challenge", None));
+}
+
+#[test]
+fn h41_a_recovery_that_finds_nothing_new_tells_no_change() {
+    // Changes are the difference between the state before and after a read; a re-read of an
+    // unchanged server differs in nothing, so telling anything would tell a change twice.
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    p.clear();
+    p.host.resync(p.now);
+    p.run();
+    assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
+    assert_eq!(p.items(), Vec::<&ChangeItem>::new());
+    assert_eq!(p.picture(), truth(&p.server.borrow()));
 }

@@ -230,13 +230,21 @@ async fn h13_an_answer_nobody_awaits_is_still_delivered() {
     raw.send(r#"{"jsonrpc":"2.0","id":1,"result":{"instance":"g1"}}"#)
         .await;
     let Some(Event::LateResponse {
-        reason, outcome, ..
+        seq,
+        id,
+        method,
+        reason,
+        outcome,
     }) = events.recv().await
     else {
         panic!("no late response")
     };
+    // Delivered whole, as the first frame read, for the method it answers.
+    assert_eq!(seq, 1);
+    assert_eq!(id, RequestId::Number(1));
+    assert_eq!(method, "toolsets/open");
     assert_eq!(reason, LateReason::Abandoned);
-    assert_eq!(outcome.unwrap()["instance"], "g1");
+    assert_eq!(outcome, Ok(json!({"instance": "g1"})));
 }
 
 #[tokio::test]

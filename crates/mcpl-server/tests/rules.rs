@@ -1145,3 +1145,30 @@ fn closing_a_session_asks_its_driver_to_close_the_connection() {
         "one Close effect, nothing else: {effects:?}"
     );
 }
+
+#[test]
+fn s5_6_a_disconnect_drops_unwritten_messages_and_keeps_the_app_work_in_flight() {
+    // "Calls in flight still finish, but nothing more is written": a tool call's app work and
+    // a ping's reply are both queued, neither polled, when the transport closes.
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.send_request(
+        h,
+        "tools/call",
+        json!({"name": "flip", "arguments": {"show": true}}),
+    );
+    w.send_request(h, "ping", json!({}));
+    let now = w.now;
+    w.conns[h].session.handle_disconnect(now);
+    let mut sends = 0;
+    let mut calls = 0;
+    while let Some(effect) = w.conns[h].session.poll_effect() {
+        match effect {
+            Effect::Send(_) => sends += 1,
+            Effect::Call(_) => calls += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(sends, 0, "a message was written after the disconnect");
+    assert_eq!(calls, 1, "the call in flight was dropped");
+}

@@ -378,3 +378,32 @@ fn result_of(answer: Answer) -> CallToolResult {
         None => CallToolResult::text(answer.text),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::listed;
+    use mcpl_host::presenter::PresenterConfig;
+
+    #[test]
+    fn the_first_list_waits_for_a_hinted_servers_statement_and_never_for_a_plain_server() {
+        let plain = listed("plain", false);
+        let hinted = listed("hinted", true);
+        let (p_snap, h_snap) = (plain.snapshot(), hinted.snapshot());
+        assert!(p_snap.listed() && !p_snap.hinted() && !p_snap.ready());
+        assert!(h_snap.listed() && h_snap.hinted() && !h_snap.ready());
+        let mut pres = Presenter::new(PresenterConfig::default());
+        pres.update(p_snap, false);
+        pres.update(h_snap, false);
+        let (p, h) = (p_snap.server().clone(), h_snap.server().clone());
+        assert!(
+            settled(std::slice::from_ref(&p), &pres),
+            "a plain server's list is all there is"
+        );
+        assert!(
+            !settled(std::slice::from_ref(&h), &pres),
+            "settled before the statement"
+        );
+        assert!(!settled(&[p, h], &pres));
+    }
+}

@@ -46,6 +46,8 @@ pub mod meter;
 pub mod relay;
 pub mod spec;
 mod surface;
+#[cfg(test)]
+mod testing;
 
 pub use config::{ConfigProblem, EntryProblem, ExpandProblem, FileConfig};
 pub use connector::{BoxFuture, ConnectError, Connector, StandardConnector};

@@ -248,6 +248,54 @@ pub(crate) async fn run(cx: LinkContext, spec: ServerSpec) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::connector::{BoxFuture, ConnectError, Connector};
+    use crate::spec::{ServerSpec, Target};
+    use mcpl_rpc::Transport;
+
+    /// Hands out a transport whose far end is already gone, as a process that exited.
+    struct FarEndGone;
+
+    impl Connector for FarEndGone {
+        fn connect<'a>(
+            &'a self,
+            _spec: &'a ServerSpec,
+        ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
+            Box::pin(async {
+                let (near, far) = Transport::memory_pair();
+                drop(far);
+                Ok(near)
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_program_that_ends_before_initialize_is_named_so_and_a_url_is_not() {
+        let timing = LinkTiming {
+            request_timeout: Duration::from_secs(5),
+            call_timeout: Duration::from_secs(5),
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_millis(1000),
+        };
+        let name = || ServerName::parse("gone").expect("a name");
+        let exec = ServerSpec::new(
+            name(),
+            Target::Exec {
+                program: "gone".into(),
+                args: vec![],
+            },
+        );
+        let err = handshake(&FarEndGone, &exec, timing).await.err();
+        assert!(
+            matches!(err, Some(HandshakeError::EndedBeforeInitialize)),
+            "{err:?}"
+        );
+        let url = ServerSpec::new(name(), Target::WebSocket("ws://127.0.0.1:9/".into()));
+        let err = handshake(&FarEndGone, &url, timing).await.err();
+        assert!(
+            matches!(err, Some(HandshakeError::Initialize(_))),
+            "{err:?}"
+        );
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {

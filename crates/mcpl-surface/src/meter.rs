@@ -257,6 +257,25 @@ impl CacheReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::listed;
+
+    #[test]
+    fn baseline_names_carry_the_server_prefix_only_when_there_are_several_servers() {
+        let (a, b) = (listed("a", false), listed("b", false));
+        let (a, b) = (a.snapshot(), b.snapshot());
+        let mut one = Meter::default();
+        one.start(&BTreeMap::from([(a.server(), a)]));
+        let text = one.plain.last.clone().expect("a list");
+        assert!(text.contains(r#""name":"t""#), "{text}");
+        let mut two = Meter::default();
+        two.start(&BTreeMap::from([(a.server(), a), (b.server(), b)]));
+        let text = two.plain.last.clone().expect("a list");
+        assert!(
+            text.contains(r#""name":"a__t""#) && text.contains(r#""name":"b__t""#),
+            "{text}"
+        );
+        assert!(!text.contains(r#""name":"t""#), "{text}");
+    }
 
     #[test]
     fn a_tally_counts_changes_after_the_first_list_only() {

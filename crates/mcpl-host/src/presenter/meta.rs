@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::check::{ArgCheck, check_args};
 use super::refusal::{Refusal, Wanted, list};
+use super::trace::RefusedCall;
 use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
 use crate::names::{InstanceName, ServerName, ToolsetName};
@@ -275,6 +276,19 @@ impl Presenter {
     /// Checks and resolves a meta-tool call (or, for any other name, a call by name). A
     /// refusal is the text to answer the model with; nothing was sent.
     pub fn plan(&self, tool: &str, args: &Value) -> Result<Plan, Refusal> {
+        let planned = self.plan_checked(tool, args);
+        if let (META_ACT, Err(refusal)) = (tool, &planned) {
+            // H65: traced as a failed tool call, whether act found its target or not; the
+            // names are the server's, so only the refusal's kind is given (H81).
+            self.trace.0.refused(&RefusedCall {
+                tool: META_ACT,
+                refusal: refusal.kind(),
+            });
+        }
+        planned
+    }
+
+    fn plan_checked(&self, tool: &str, args: &Value) -> Result<Plan, Refusal> {
         let args = object(args)?;
         match tool {
             META_OPEN | META_CLOSE | META_LOOK | META_ACT => {}
@@ -339,17 +353,7 @@ impl Presenter {
                     Some(Value::Object(m)) => m.clone(),
                     Some(_) => return Err(Refusal::MustBeObject { key: "args" }),
                 };
-                let planned = self.plan_act(server, name, instance, call_args);
-                if planned.is_err() {
-                    // H65: traced as a failed tool call; the names are the server's, so
-                    // they are left out (H81).
-                    tracing::warn!(
-                        tool_call = META_ACT,
-                        status = "refused",
-                        "act refused before sending"
-                    );
-                }
-                planned
+                self.plan_act(server, name, instance, call_args)
             }
         }
     }

@@ -23,6 +23,7 @@ mod queue;
 mod refusal;
 pub mod render;
 mod search;
+mod trace;
 mod window;
 mod withheld;
 
@@ -44,6 +45,7 @@ pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
 pub use refusal::{Refusal, Wanted, open_call};
 pub use search::{SEARCH_TOP, words};
+pub use trace::{CallTrace, RefusedCall, TracingCallTrace};
 pub use window::{AgentId, Waiting, WaitingState, WindowItem};
 pub use withheld::{Withheld, needs_ungranted};
 
@@ -120,6 +122,8 @@ pub struct Presenter {
     /// Per server, the sentences about events it cannot send the agent.
     withheld: BTreeMap<ServerName, Vec<String>>,
     next_token: u64,
+    /// Where refused acts are reported (H65).
+    trace: trace::Sink,
 }
 
 impl Presenter {
@@ -135,6 +139,11 @@ impl Presenter {
         p.list_changes = 0;
         p.rebuilt_once = false;
         p
+    }
+
+    /// Reports refused acts (H65) to `trace` instead of the default `tracing` warning.
+    pub fn set_call_trace(&mut self, trace: std::sync::Arc<dyn CallTrace>) {
+        self.trace = trace::Sink(trace);
     }
 
     /// Adds or refreshes a server's snapshot and whether it holds the `pushEvents` grant.

@@ -179,6 +179,39 @@ pub(super) fn list(names: &[impl fmt::Display]) -> String {
     }
 }
 
+impl Refusal {
+    /// The refusal's kind as the host names it (`snake_case`, one per variant): free of any
+    /// value the server or the model chose, so traces may show it (H65, H81).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::NotAString { .. } => "not_a_string",
+            Refusal::NotAnObject => "not_an_object",
+            Refusal::Missing { .. } => "missing",
+            Refusal::MustBeObject { .. } => "must_be_object",
+            Refusal::NoPresentingServer => "no_presenting_server",
+            Refusal::NotPresenting { .. } => "not_presenting",
+            Refusal::UnknownServer { .. } => "unknown_server",
+            Refusal::NotOnServer { .. } => "not_on_server",
+            Refusal::NoServerHas { .. } => "no_server_has",
+            Refusal::Ambiguous { .. } => "ambiguous",
+            Refusal::ServerGone => "server_gone",
+            Refusal::NoToolset { .. } => "no_toolset",
+            Refusal::BadInstanceName { .. } => "bad_instance_name",
+            Refusal::NoInstances { .. } => "no_instances",
+            Refusal::NoSuchInstance { .. } => "no_such_instance",
+            Refusal::NoneOpen { .. } => "none_open",
+            Refusal::SeveralOpen { .. } => "several_open",
+            Refusal::NotDynamic { .. } => "not_dynamic",
+            Refusal::NoTool { .. } => "no_tool",
+            Refusal::ToolsetNotOpen { .. } => "toolset_not_open",
+            Refusal::NotAvailable { .. } => "not_available",
+            Refusal::NoDefinition => "no_definition",
+            Refusal::BadArguments { .. } => "bad_arguments",
+            Refusal::ReachedThroughAct { .. } => "reached_through_act",
+        }
+    }
+}
+
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

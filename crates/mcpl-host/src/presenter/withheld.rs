@@ -204,6 +204,11 @@ mod tests {
         let toy = ServerName::parse("toy").expect("a name");
         p.set_withheld(&toy, vec![w()]);
         p.set_withheld(&toy, vec![w()]); // a reconnect says the same
+        assert_eq!(p.withheld(&toy), [w().sentence("toy")]);
+        assert!(
+            p.withheld(&ServerName::parse("other").expect("a name"))
+                .is_empty()
+        );
         assert_eq!(p.owed(&agent), 1);
         let lines = p.look_withheld(&agent, None);
         assert_eq!(lines, vec![w().sentence("toy")]);

@@ -58,6 +58,9 @@ pub struct Server {
     pub next_event: u64,
     /// Hints the next `tools/call` result carries (besides its text).
     pub call_hints: Option<Value>,
+    /// The result every `tools/call` answers with (its hints added), while set; else the text
+    /// `ok`.
+    pub call_result: Option<Value>,
     /// Answer every `tools/list` with this error instead, while set.
     pub fail_list: bool,
 }
@@ -109,6 +112,7 @@ pub fn arcade() -> Server {
         push: false,
         next_event: 1,
         call_hints: None,
+        call_result: None,
         fail_list: false,
     }
 }
@@ -429,7 +433,10 @@ impl Server {
                 )
             }
             "tools/call" => {
-                let mut r = json!({"content": [{"type": "text", "text": "ok"}]});
+                let mut r = self
+                    .call_result
+                    .clone()
+                    .unwrap_or_else(|| json!({"content": [{"type": "text", "text": "ok"}]}));
                 if let Some(mut h) = self.call_hints.take() {
                     h["rev"] = json!(self.next_rev(conn));
                     r["_meta"] = json!({"mcpl/hints": h});

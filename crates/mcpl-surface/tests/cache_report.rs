@@ -1,0 +1,36 @@
+//! The cache report's ratios (printed by `mcpl demo`, docs/SURFACE.md): when the surface re-sent no
+//! list, a baseline that re-sent none reads "same" and one that re-sent some reads infinite.
+
+use mcpl_surface::{BaselineTally, CacheReport};
+
+fn tally(resent_bytes: u64) -> BaselineTally {
+    let mut t = BaselineTally::default();
+    t.changes = u64::from(resent_bytes > 0);
+    t.resent_bytes = resent_bytes;
+    t
+}
+
+#[test]
+fn a_ratio_over_nothing_re_sent_is_same_or_infinite() {
+    let report = CacheReport {
+        surface_bytes: 100,
+        plain: tally(0),
+        groups: tally(300),
+        ..CacheReport::default()
+    };
+    let text = report.render();
+    let line = |label: &str| {
+        text.lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("no `{label}` line in {text}"))
+            .to_owned()
+    };
+    let plain = line("plain MCP host");
+    assert!(plain.ends_with("same"), "{plain}");
+    let groups = line("dynamic-toolsets host");
+    assert!(
+        groups.contains("∞ (the surface re-sent nothing)"),
+        "{groups}"
+    );
+    assert!(!groups.contains("same"), "{groups}");
+}
