@@ -3,52 +3,14 @@
 //!
 //! The connect path is the same run, started with [`RecoveryReason::Connect`] (H28).
 
-use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mcpl_protocol::methods;
 use serde_json::{Value, json};
 
 use super::catalog::{ListFailure, ListRead, PageStep};
+use super::recovery_state::{MINUTE, Phase};
 use super::{Controller, Effect, RecoveryReason, ReqKind};
-
-#[derive(Debug, Default)]
-enum Phase {
-    #[default]
-    Idle,
-    List(ListRead),
-    Statement,
-    Backoff(Instant),
-}
-
-/// One connection's recovery state.
-#[derive(Debug, Default)]
-pub(crate) struct Recovery {
-    phase: Phase,
-    run: u64,
-    /// H24: a trigger during a run schedules exactly one more run.
-    again: bool,
-    /// This run's list or statement failed (H25, H26).
-    failed: bool,
-    /// Consecutive failed runs, for the back-off.
-    failures: u32,
-    /// This run is the connect read: vanished instances were ended while away (H28).
-    connect: bool,
-    /// When the runs of the last minute started, oldest first (the rate limit).
-    starts: VecDeque<Instant>,
-}
-
-/// The window of `max_recoveries_per_minute`.
-const MINUTE: Duration = Duration::from_secs(60);
-
-impl Recovery {
-    pub(crate) fn deadline(&self) -> Option<Instant> {
-        match self.phase {
-            Phase::Backoff(at) => Some(at),
-            _ => None,
-        }
-    }
-}
 
 impl Controller {
     /// Starts a recovery run, or marks one more run if a run is out (H24).

@@ -1,13 +1,13 @@
 //! The four meta-tools (§8.2): their definitions, selector checks (H56), resolution by the
 //! two-view rule (H37, H57, H58, H64), the answers' text (H59-H61) and look (H62, H63).
 
-use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::Presence;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::Presenter;
 use super::check::{ArgCheck, check_args};
+use super::meta_tools::{META_ACT, META_CLOSE, META_LOOK, META_OPEN};
 use super::refusal::{Refusal, Wanted, list};
-use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
 use crate::names::{InstanceName, ServerName, ToolsetName};
 
@@ -103,54 +103,6 @@ pub struct LookQuery {
     pub tool: Option<String>,
     /// Search words: rank every server's toolsets and tools by them instead.
     pub query: Option<String>,
-}
-
-fn string_prop(desc: &str) -> Value {
-    json!({"type": "string", "description": desc})
-}
-
-/// The four meta-tools, as listed to the model (constant, so the list never changes).
-pub(super) fn meta_tools() -> Vec<Tool> {
-    let server = string_prop("The server, when a name is on several servers.");
-    let make = |name: &str, desc: &str, props: Value, required: Value| {
-        let mut t = Tool::new(name);
-        t.description = Some(json!(desc));
-        t.input_schema = json!({"type": "object", "properties": props, "required": required});
-        t
-    };
-    vec![
-        make(
-            META_OPEN,
-            "Open a toolset (or a new instance of one) so its tools can be used with toolsets_act.",
-            json!({"server": server, "toolset": string_prop("The toolset."),
-                   "instance": string_prop("A name for the instance (instanced toolsets)."),
-                   "options": {"type": "object", "description": "Options for the toolset."}}),
-            json!(["toolset"]),
-        ),
-        make(
-            META_LOOK,
-            "Show open toolsets and available tools, or one tool's definition; with query, search every toolset and tool, open or closed, by name and description.",
-            json!({"server": server, "toolset": string_prop("Only this toolset."),
-                   "instance": string_prop("Only this instance."), "tool": string_prop("One tool."),
-                   "query": string_prop("Words to search for; the best matches come back with the call that opens each.")}),
-            json!([]),
-        ),
-        make(
-            META_ACT,
-            "Call a tool of an open toolset.",
-            json!({"server": server, "tool": string_prop("The tool."),
-                   "instance": string_prop("The instance, when several are open."),
-                   "args": {"type": "object", "description": "The tool's arguments."}}),
-            json!(["tool"]),
-        ),
-        make(
-            META_CLOSE,
-            "Close a toolset or one of its instances.",
-            json!({"server": server, "toolset": string_prop("The toolset."),
-                   "instance": string_prop("The instance.")}),
-            json!(["toolset"]),
-        ),
-    ]
 }
 
 /// H56: `null` is absent, a string is a value, anything else is refused by name.

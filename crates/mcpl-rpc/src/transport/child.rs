@@ -1,5 +1,6 @@
 //! A child process spoken to over its stdin and stdout (MCP stdio, host side).
 
+pub use super::stderr::StderrLines;
 use super::{Transport, TransportKind, lines};
 use crate::error::RpcError;
 use mcpl_protocol::frame::Limits;
@@ -19,19 +20,6 @@ pub enum StderrMode {
     Capture,
     /// Discarded.
     Discard,
-}
-
-/// The captured stderr of a child process, one line at a time.
-#[derive(Debug)]
-pub struct StderrLines {
-    rx: mpsc::UnboundedReceiver<String>,
-}
-
-impl StderrLines {
-    /// The next line, or `None` once the child closed its stderr.
-    pub async fn next_line(&mut self) -> Option<String> {
-        self.rx.recv().await
-    }
 }
 
 impl Transport {
