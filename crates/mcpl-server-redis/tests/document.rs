@@ -66,7 +66,11 @@ async fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
     let store = Arc::new(open(&redis).await);
     let doc = store.document::<Tally>("games");
     assert_eq!(doc.key(), "t:doc:games");
-    assert_eq!(doc.get().await.unwrap(), Tally::default(), "absent: the default");
+    assert_eq!(
+        doc.get().await.unwrap(),
+        Tally::default(),
+        "absent: the default"
+    );
     // A read-only update writes nothing, so the key is still absent.
     let seen = doc.update(|t| t.count).await.unwrap();
     assert_eq!(seen, 0);
@@ -85,7 +89,10 @@ async fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
     assert_eq!(after, 2);
     // Another replica's handle sees it, and the stored form is plain JSON.
     let other = Arc::new(open(&redis).await);
-    assert_eq!(other.document::<Tally>("games").get().await.unwrap().count, 2);
+    assert_eq!(
+        other.document::<Tally>("games").get().await.unwrap().count,
+        2
+    );
     let text: String = redis::cmd("GET")
         .arg("t:doc:games")
         .query(&mut raw(&redis))
@@ -151,6 +158,9 @@ async fn doc_unreachable_redis_is_an_error_and_a_restarted_redis_gets_the_last_c
     doc.update(|t| t.count += 1).await.unwrap();
     assert_eq!(doc.get().await.unwrap().count, 2, "nothing was lost");
     let other = Arc::new(open(&redis).await);
-    assert_eq!(other.document::<Tally>("games").get().await.unwrap().count, 2);
+    assert_eq!(
+        other.document::<Tally>("games").get().await.unwrap().count,
+        2
+    );
     assert!(store.is_available());
 }

@@ -26,7 +26,7 @@ pub struct Host {
 
 /// The agent [`Host::spawn`] registers.
 fn default_agent() -> AgentId {
-    AgentId("agent".into())
+    AgentId::new("agent")
 }
 
 impl Host {

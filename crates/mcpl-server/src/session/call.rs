@@ -211,9 +211,9 @@ impl Session {
         let checked = match own {
             Some(def) => Schema::compile(&def.input_schema)
                 .map_err(|e| format!("the current definition of `{}` is invalid: {e}", plan.tool))
-                .and_then(|s| s.check("argument", &args)),
+                .and_then(|s| s.check("argument", &args).map_err(|e| e.to_string())),
             None => match catalog.tool(&plan.tool) {
-                Some(t) => t.schema.check("argument", &args),
+                Some(t) => t.schema.check("argument", &args).map_err(|e| e.to_string()),
                 None => Err(format!("unknown tool `{}`", plan.tool)),
             },
         };
