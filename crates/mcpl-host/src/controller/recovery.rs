@@ -9,10 +9,15 @@ use mcpl_protocol::methods;
 use serde_json::{Value, json};
 
 use super::catalog::{ListFailure, ListRead, PageStep};
-use super::recovery_state::{MINUTE, Phase};
+use super::recovery_state::{MINUTE, Phase, RecoveryStatus};
 use super::{Controller, Effect, RecoveryReason, ReqKind};
 
 impl Controller {
+    /// Where this connection's recovery stands: idle, reading, or waiting to retry.
+    pub fn recovery(&self) -> RecoveryStatus {
+        self.recovery.status()
+    }
+
     /// Starts a recovery run, or marks one more run if a run is out (H24).
     pub(super) fn trigger(&mut self, now: Instant, reason: RecoveryReason) {
         if self.closed {

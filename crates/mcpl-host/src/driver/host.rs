@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
+use super::status::HostStatus;
 use super::{Agent, Answer, Command, Connection, HostPolicy, task};
 use crate::names::ServerName;
 use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, Withheld, needs_ungranted};
@@ -183,6 +184,23 @@ impl Host {
     /// tell a client its tool list went stale).
     pub fn observe(&self, f: impl FnMut(&Presenter) + Send + 'static) -> Result<(), Error> {
         self.send(Command::Observe(Box::new(f)))
+    }
+
+    /// What the host is doing now: servers, revs, recovery, the list and its change count,
+    /// the news each agent is owed. Read inside the host task; changes nothing.
+    pub async fn status(&self) -> Result<HostStatus, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Status(reply))?;
+        rx.await.map_err(|_| Error::Closed)
+    }
+
+    /// A counter that grows after every turn of the host task that may have changed what
+    /// [`status`](Self::status) shows (a frame, a deadline, a command other than a read).
+    /// Made on first use: a host nobody watches counts nothing.
+    pub async fn turns(&self) -> Result<watch::Receiver<u64>, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Turns(reply))?;
+        rx.await.map_err(|_| Error::Closed)
     }
 
     /// Waits until `ready` holds for the presenter, or `limit` passes; returns whether it

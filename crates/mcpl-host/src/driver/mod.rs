@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use mcpl_rpc::{Events, Peer};
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use crate::ControllerConfig;
 use crate::controller::PushEvent;
@@ -121,10 +121,25 @@ enum Command {
     Rebuild(oneshot::Sender<(bool, String)>),
     Inspect(Inspect),
     Observe(Observer),
+    Status(oneshot::Sender<HostStatus>),
+    Turns(oneshot::Sender<watch::Receiver<u64>>),
+}
+
+impl Command {
+    /// A command that only reads: the turn serving it changes nothing a watcher shows.
+    fn reads_only(&self) -> bool {
+        matches!(
+            self,
+            Command::Inspect(_) | Command::Status(_) | Command::Turns(_)
+        )
+    }
 }
 
 mod answers;
 mod host;
+mod status;
+mod status_read;
 mod task;
 
 pub use host::Host;
+pub use status::{AgentStatus, HostStatus, OpenStatus, ServerStatus};

@@ -50,7 +50,7 @@ pub use notice::event_line;
 pub use queue::{MAX_NOTICE, Token};
 pub use refusal::{Refusal, Wanted, open_call};
 pub use search::{SEARCH_TOP, words};
-pub use window::WindowItem;
+pub use window::{Waiting, WaitingState, WindowItem};
 pub use withheld::{Withheld, needs_ungranted};
 
 /// The bound on one notice's length, in bytes (H73).
@@ -127,7 +127,10 @@ impl Presenter {
             ..Presenter::default()
         };
         p.rebuild();
+        // The empty list above was never published: the embedder's first rebuild is the
+        // first publication, and only changes after it count.
         p.list_changes = 0;
+        p.rebuilt_once = false;
         p
     }
 
@@ -191,7 +194,7 @@ impl Presenter {
         &self.digest
     }
 
-    /// How many rebuilds changed the published list since the first.
+    /// How many rebuilds changed the published list since the embedder's first one.
     pub fn list_changes(&self) -> u64 {
         self.list_changes
     }
