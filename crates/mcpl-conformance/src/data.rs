@@ -53,16 +53,52 @@ pub struct VectorData {
     pub expect: Map<String, Value>,
 }
 
+/// Why a vector file is refused, an expectation is missing, or an answer differs from a
+/// step's matcher; the `Display` is the text the suite's user reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DataError {
+    /// The text is not a vector file at all.
+    #[error("not a vector file: {0}")]
+    NotAVectorFile(String),
+    /// A vector file of another format or version.
+    #[error("format `{format}` version {version} is not {FORMAT} version {VERSION}")]
+    WrongFormat {
+        /// The file's format.
+        format: String,
+        /// The file's version.
+        version: u64,
+    },
+    /// The file has no such expectation.
+    #[error("conformance/vectors.json has no expectation {id} expect.{side}.{key}")]
+    Missing {
+        /// The vector.
+        id: String,
+        /// `server` or `host`.
+        side: String,
+        /// The expectation.
+        key: String,
+    },
+    /// An answer does not meet a matcher: `{path} should {rule}`.
+    #[error("{path} should {rule}")]
+    Mismatch {
+        /// The JSON pointer the matcher names.
+        path: String,
+        /// What the member should be, and what it is.
+        rule: String,
+    },
+}
+
 impl VectorFile {
     /// Parses a vector file; the error names what is wrong.
-    pub fn parse(text: &str) -> Result<VectorFile, String> {
+    pub fn parse(text: &str) -> Result<VectorFile, DataError> {
         let file: VectorFile =
-            serde_json::from_str(text).map_err(|e| format!("not a vector file: {e}"))?;
+            serde_json::from_str(text).map_err(|e| DataError::NotAVectorFile(e.to_string()))?;
         if file.format != FORMAT || file.version != VERSION {
-            return Err(format!(
-                "format `{}` version {} is not {FORMAT} version {VERSION}",
-                file.format, file.version
-            ));
+            return Err(DataError::WrongFormat {
+                format: file.format,
+                version: file.version,
+            });
         }
         Ok(file)
     }
@@ -78,12 +114,14 @@ impl VectorFile {
     }
 
     /// The expectation `key` of vector `id` on `side`; the error names what is missing.
-    pub fn want(&self, id: &str, side: &str, key: &str) -> Result<&Value, String> {
+    pub fn want(&self, id: &str, side: &str, key: &str) -> Result<&Value, DataError> {
         self.get(id)
             .and_then(|v| v.expect.get(side))
             .and_then(|e| e.get(key))
-            .ok_or_else(|| {
-                format!("conformance/vectors.json has no expectation {id} expect.{side}.{key}")
+            .ok_or_else(|| DataError::Missing {
+                id: id.to_owned(),
+                side: side.to_owned(),
+                key: key.to_owned(),
             })
     }
 }
@@ -102,7 +140,7 @@ impl Wants<'_> {
         self.file
             .want(self.id, self.side, key)
             .cloned()
-            .map_err(crate::verdict::Verdict::Fail)
+            .map_err(|e| crate::verdict::Verdict::Fail(e.to_string()))
     }
 
     /// The expectation `key`, a string.
@@ -244,36 +282,39 @@ fn holds(actual: &Value, wanted: &Value) -> bool {
 
 /// Checks one matcher against an answer (`{"result": ...}` or `{"error": ...}`); `Err` says
 /// what differed.
-pub fn check(answer: &Value, matcher: &Value) -> Result<(), String> {
+pub fn check(answer: &Value, matcher: &Value) -> Result<(), DataError> {
     let path = matcher.get("path").and_then(Value::as_str).unwrap_or("");
     let found = answer.pointer(path);
+    let mismatch = |rule: String| {
+        Err(DataError::Mismatch {
+            path: path.to_owned(),
+            rule,
+        })
+    };
     if let Some(want) = matcher.get("exists").and_then(Value::as_bool)
         && found.is_some() != want
     {
-        return Err(format!(
-            "{path} should {}exist",
-            if want { "" } else { "not " }
-        ));
+        return mismatch(format!("{}exist", if want { "" } else { "not " }));
     }
     if let Some(want) = matcher.get("equals")
         && found != Some(want)
     {
-        return Err(format!("{path} should equal {want}, it is {found:?}"));
+        return mismatch(format!("equal {want}, it is {found:?}"));
     }
     if let Some(unwanted) = matcher.get("notEquals")
         && found == Some(unwanted)
     {
-        return Err(format!("{path} should not equal {unwanted}"));
+        return mismatch(format!("not equal {unwanted}"));
     }
     if let Some(part) = matcher.get("contains")
         && !contains(found, part)
     {
-        return Err(format!("{path} should contain {part}, it is {found:?}"));
+        return mismatch(format!("contain {part}, it is {found:?}"));
     }
     if let Some(part) = matcher.get("lacks")
         && contains(found, part)
     {
-        return Err(format!("{path} should not contain {part}, it is {found:?}"));
+        return mismatch(format!("not contain {part}, it is {found:?}"));
     }
     Ok(())
 }

@@ -94,23 +94,39 @@ enum Place {
     },
 }
 
+/// Why a grouping configuration is refused; the `Display` is the text the operator reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GroupingError {
+    /// A toolset name outside the RFC-014 name grammar.
+    #[error(transparent)]
+    BadName(#[from] mcpl_protocol::rfc014::NameError),
+    /// The same toolset named twice.
+    #[error("toolset \"{0}\" is named twice")]
+    Twice(String),
+    /// A toolset without globs, or with an empty one.
+    #[error("toolset \"{0}\" needs one non-empty glob or more")]
+    NoGlob(String),
+    /// An empty `static` glob.
+    #[error("a `static` glob is empty")]
+    EmptyStatic,
+}
+
 impl Grouping {
     /// Checks the configuration: toolset names in the grammar and unique, globs not empty.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), GroupingError> {
         let mut seen = std::collections::BTreeSet::new();
         for (name, globs) in &self.toolsets {
-            mcpl_protocol::rfc014::check_name("toolset", name).map_err(|e| e.to_string())?;
+            mcpl_protocol::rfc014::check_name("toolset", name)?;
             if !seen.insert(name) {
-                return Err(format!("toolset \"{name}\" is named twice"));
+                return Err(GroupingError::Twice(name.clone()));
             }
             if globs.is_empty() || globs.iter().any(String::is_empty) {
-                return Err(format!(
-                    "toolset \"{name}\" needs one non-empty glob or more"
-                ));
+                return Err(GroupingError::NoGlob(name.clone()));
             }
         }
         if self.statics.iter().any(String::is_empty) {
-            return Err("a `static` glob is empty".to_owned());
+            return Err(GroupingError::EmptyStatic);
         }
         Ok(())
     }
@@ -368,7 +384,7 @@ mod tests {
                 toolsets: sets,
                 ..Grouping::default()
             };
-            let err = g.check().unwrap_err();
+            let err = g.check().unwrap_err().to_string();
             assert!(err.contains(want), "{err}");
         }
     }

@@ -65,6 +65,6 @@ pub mod presenter;
 pub use config::{ControllerConfig, ToolPolicy, Transport, mask_capabilities};
 pub use controller::{Controller, Effect, Snapshot};
 pub use error::Error;
-pub use grouping::Grouping;
+pub use grouping::{Grouping, GroupingError};
 pub use names::{BadServerName, InstanceName, Rev, ServerName, ToolsetName};
 pub use presenter::{AgentId, Plan, Presenter, PresenterConfig};

@@ -120,7 +120,7 @@ async fn driver_status_shows_revs_recovery_the_list_and_waiting_news_and_reads_c
     let server = serve(b);
     let (peer, events) = Peer::start(a, PeerConfig::default());
     let host = Host::start(PresenterConfig::default(), HostPolicy::default());
-    let agent = mcpl_host::AgentId("reader".into());
+    let agent = mcpl_host::AgentId::new("reader");
     host.add_agent(agent.clone(), ResultsOnly).expect("agent");
     let mut turns = host.turns().await.expect("turns");
     let mut cfg = ControllerConfig::new(mcpl_host::ServerName::parse("arcade").unwrap(), "alice");
@@ -223,7 +223,7 @@ async fn h85_a_structured_only_result_reads_as_its_json_for_the_model_and_the_pu
         .await
         .expect("act");
     assert_eq!(puppet, "{\"score\":3}");
-    let agent = mcpl_host::presenter::AgentId("model".into());
+    let agent = mcpl_host::presenter::AgentId::new("model");
     host.add_agent(agent.clone(), Window::default())
         .expect("agent");
     for (tool, args) in [

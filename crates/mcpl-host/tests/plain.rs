@@ -328,3 +328,34 @@ fn a_reconnected_plain_server_keeps_its_grouping_and_the_toolsets_the_host_had_o
             .starts_with("ok")
     );
 }
+
+#[test]
+fn a_plain_server_is_ready_once_its_first_tools_list_is_read() {
+    // No toolsets/list ever comes from a plain server: its picture is whole with the list,
+    // so a caller waiting for `ready` (a surface's wait_connected) does not wait forever.
+    let h = plain_host(vec![("box", box_server(), Grouping::default())]);
+    let snap = h.pres.snapshot(&sn("box")).expect("box is presented");
+    assert!(!snap.hinted() && snap.listed());
+    assert!(snap.ready(), "a listed plain server is ready");
+}
+
+#[test]
+fn a_host_side_open_that_failed_says_not_done_never_opened() {
+    let mut h = plain_host(vec![("box", box_server(), Grouping::default())]);
+    let plan = h
+        .pres
+        .plan("toolsets_open", &json!({"server": "box", "toolset": "git"}))
+        .expect("a plan");
+    assert!(matches!(plan, Plan::OpenGroup { .. }), "{plan:?}");
+    let failed = h.pres.answer_text(&plan, Err(&mcpl_host::Error::Closed));
+    assert_eq!(
+        failed,
+        "not done: `git` on `box` was not opened (the connection is closed)"
+    );
+    // Through the host loop: the connection closes, then the open is refused by it.
+    let now = h.pair("box").now;
+    h.pair("box").host.handle_close(now);
+    let answer = h.call("toolsets_open", json!({"server": "box", "toolset": "git"}));
+    assert!(answer.starts_with("not done:"), "{answer}");
+    assert!(!answer.contains("opened `git`"), "{answer}");
+}

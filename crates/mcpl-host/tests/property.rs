@@ -239,7 +239,7 @@ fn check(http: bool, push: bool, ops: &[Op]) -> Result<(), TestCaseError> {
         }
     }
     // Tell everything through one presenter: no ended record is told twice.
-    let agent = AgentId("a".into());
+    let agent = AgentId::new("a");
     let mut pres = Presenter::new(PresenterConfig::default());
     pres.add_agent(agent.clone());
     let mut told = Vec::new();

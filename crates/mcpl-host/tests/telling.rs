@@ -346,7 +346,7 @@ fn h50_first_sentences_are_owed_until_stored_owed_again_after_a_redefinition_and
     h.sync();
     assert!(h.notices().join("\n").contains("Play one of these moves."));
     // A second agent never saw any description.
-    let second = mcpl_host::AgentId("second".into());
+    let second = mcpl_host::AgentId::new("second");
     h.pres.add_agent(second.clone());
     h.pair("arcade")
         .server

@@ -67,7 +67,7 @@ impl HostModel {
                                "text": w.text})
                     })
                     .collect();
-                json!({"id": a.id.0, "waiting": waiting})
+                json!({"id": a.id.as_str(), "waiting": waiting})
             })
             .collect();
         self.status = Some(json!({

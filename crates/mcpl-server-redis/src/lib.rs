@@ -48,9 +48,9 @@
 //!
 //! **App documents.** State an app keeps itself can be shared too: [`RedisStore::document`]
 //! gives a [`Document`], one JSON value at `PREFIX:doc:NAME` edited by optimistic
-//! transactions (`WATCH`, read, edit, `MULTI`/`EXEC`, rerun on abort; a value that did not
-//! change is not written) over a blocking connection of its own (app code calls it from a
-//! blocking section). Keep one document per game (`PREFIX:doc:game:ID`) so moves of
+//! transactions on the store's async connection (read, edit, then one `EVAL` that writes
+//! only if the key still holds what was read, rerun when it does not; a value that did not
+//! change is not written). Keep one document per game (`PREFIX:doc:game:ID`) so moves of
 //! different games never contend. A stored value that does not parse is an error naming the
 //! key. While Redis is away every call is an error; a Redis restarted without persistence
 //! gets this replica's last copy back on the next update.
@@ -64,7 +64,6 @@
 //!
 //! - `store`: [`RedisStore`], the async `PrincipalStore` (the write and restore scripts).
 //! - `doc`: [`Document`], a shared JSON document of an app's own.
-//! - `link`: the documents' blocking connection with timeouts, reopened after a failure.
 //! - `fanout`: [`Fanout`], pub/sub between replicas.
 //! - `codec`: key names and the stored form of a principal's state.
 //! - `error`: [`Error`].
@@ -73,7 +72,6 @@ mod codec;
 mod doc;
 mod error;
 mod fanout;
-mod link;
 mod store;
 
 pub use doc::Document;

@@ -219,7 +219,7 @@ impl RedisStore {
 
     /// Runs `cmd` on the shared connection (connecting first if needed), with a timeout; a
     /// failed command drops the connection so the next one starts afresh.
-    async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Reply<T> {
+    pub(crate) async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Reply<T> {
         let result = match self.try_query(cmd).await {
             // A connection left from before a Redis restart fails on first use: run the
             // command once more on a fresh one (each is a whole read or an atomic script).

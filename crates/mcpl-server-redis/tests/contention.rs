@@ -49,16 +49,14 @@ impl App for Race {
     async fn call_tool(&self, ctx: &mut Context, _: &str, _: Map<String, Value>) -> CallToolResult {
         let game = ctx.instance().map(|i| i.to_string()).unwrap_or_default();
         let doc = self.store.document::<Moves>(&format!("game:{game}"));
-        let counted = tokio::task::spawn_blocking(move || {
-            doc.update(|m| {
+        let counted = doc
+            .update(|m| {
                 m.count += 1;
                 m.count
             })
-        })
-        .await;
+            .await;
         let count = match counted {
-            Ok(Ok(n)) => n,
-            Ok(Err(e)) => return CallToolResult::error(e.to_string()),
+            Ok(n) => n,
             Err(e) => return CallToolResult::error(e.to_string()),
         };
         let title = format!("{game}: {count} moves");
@@ -162,10 +160,7 @@ async fn s5_6_racing_moves_on_two_replicas_conflict_retry_and_lose_nothing() {
     let store = Arc::new(store);
     for (game, moves) in &acknowledged {
         let doc = store.document::<Moves>(&format!("game:{game}"));
-        let stored = tokio::task::spawn_blocking(move || doc.get())
-            .await
-            .unwrap()
-            .expect("the game's key reads");
+        let stored = doc.get().await.expect("the game's key reads");
         assert_eq!(
             stored.count, *moves,
             "{game}: the count in Redis equals the moves acknowledged (none lost, none twice)"

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{RedisServer, store_blocking};
-use mcpl_server_redis::Error;
+use common::RedisServer;
+use mcpl_server_redis::{Error, RedisStore};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,6 +17,12 @@ struct Tally {
     by: BTreeMap<String, u64>,
 }
 
+async fn open(redis: &RedisServer) -> RedisStore {
+    RedisStore::open(&redis.url(), "t")
+        .await
+        .expect("redis reachable")
+}
+
 fn raw(redis: &RedisServer) -> redis::Connection {
     redis::Client::open(redis.url())
         .unwrap()
@@ -24,44 +30,49 @@ fn raw(redis: &RedisServer) -> redis::Connection {
         .unwrap()
 }
 
-#[test]
-fn doc_concurrent_updates_from_two_replicas_lose_no_update() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doc_concurrent_updates_from_two_replicas_lose_no_update() {
     let redis = RedisServer::start();
-    let a = Arc::new(store_blocking(&redis.url(), "t"));
-    let b = Arc::new(store_blocking(&redis.url(), "t"));
-    let threads: Vec<_> = (0..4)
+    let a = Arc::new(open(&redis).await);
+    let b = Arc::new(open(&redis).await);
+    let tasks: Vec<_> = (0..4)
         .map(|i| {
             let store = if i % 2 == 0 { a.clone() } else { b.clone() };
-            std::thread::spawn(move || {
-                // Each thread has its own handle on the document, as each replica would.
+            tokio::spawn(async move {
+                // Each task has its own handle on the document, as each replica would.
                 let doc = store.document::<Tally>("games");
                 for _ in 0..50 {
                     doc.update(|t| {
                         t.count += 1;
                         *t.by.entry(format!("w{i}")).or_default() += 1;
                     })
+                    .await
                     .unwrap();
                 }
             })
         })
         .collect();
-    for t in threads {
-        t.join().unwrap();
+    for t in tasks {
+        t.await.unwrap();
     }
-    let tally = b.document::<Tally>("games").get().unwrap();
+    let tally = b.document::<Tally>("games").get().await.unwrap();
     assert_eq!(tally.count, 200, "no increment lost: {tally:?}");
     assert!(tally.by.values().all(|&n| n == 50), "{tally:?}");
 }
 
-#[test]
-fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
+#[tokio::test]
+async fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
     let redis = RedisServer::start();
-    let store = Arc::new(store_blocking(&redis.url(), "t"));
+    let store = Arc::new(open(&redis).await);
     let doc = store.document::<Tally>("games");
     assert_eq!(doc.key(), "t:doc:games");
-    assert_eq!(doc.get().unwrap(), Tally::default(), "absent: the default");
+    assert_eq!(
+        doc.get().await.unwrap(),
+        Tally::default(),
+        "absent: the default"
+    );
     // A read-only update writes nothing, so the key is still absent.
-    let seen = doc.update(|t| t.count).unwrap();
+    let seen = doc.update(|t| t.count).await.unwrap();
     assert_eq!(seen, 0);
     let exists: bool = redis::cmd("EXISTS")
         .arg("t:doc:games")
@@ -73,11 +84,15 @@ fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
             t.count += 2;
             t.count
         })
+        .await
         .unwrap();
     assert_eq!(after, 2);
     // Another replica's handle sees it, and the stored form is plain JSON.
-    let other = Arc::new(store_blocking(&redis.url(), "t"));
-    assert_eq!(other.document::<Tally>("games").get().unwrap().count, 2);
+    let other = Arc::new(open(&redis).await);
+    assert_eq!(
+        other.document::<Tally>("games").get().await.unwrap().count,
+        2
+    );
     let text: String = redis::cmd("GET")
         .arg("t:doc:games")
         .query(&mut raw(&redis))
@@ -85,10 +100,10 @@ fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
     assert_eq!(text, r#"{"count":2,"by":{}}"#);
 }
 
-#[test]
-fn doc_a_stored_value_that_does_not_parse_is_an_error_naming_the_key_and_is_kept() {
+#[tokio::test]
+async fn doc_a_stored_value_that_does_not_parse_is_an_error_naming_the_key_and_is_kept() {
     let redis = RedisServer::start();
-    let store = Arc::new(store_blocking(&redis.url(), "t"));
+    let store = Arc::new(open(&redis).await);
     let mut c = raw(&redis);
     let _: () = redis::cmd("SET")
         .arg("t:doc:games")
@@ -97,49 +112,55 @@ fn doc_a_stored_value_that_does_not_parse_is_an_error_naming_the_key_and_is_kept
         .unwrap();
     let doc = store.document::<Tally>("games");
     let mut ran = false;
-    let err = doc.update(|t| {
-        ran = true;
-        t.count += 1;
-    });
+    let err = doc
+        .update(|t| {
+            ran = true;
+            t.count += 1;
+        })
+        .await;
     let err = err.expect_err("a bad stored value is refused");
     assert!(matches!(err, Error::Document { .. }), "{err:?}");
     let text = err.to_string();
     assert!(text.contains("t:doc:games"), "{text}");
     assert!(text.contains("does not parse"), "{text}");
     assert!(!ran, "the closure never saw a made-up value");
-    assert!(doc.get().is_err());
+    assert!(doc.get().await.is_err());
     let kept: String = redis::cmd("GET").arg("t:doc:games").query(&mut c).unwrap();
     assert_eq!(kept, "{not json", "the bad value is not replaced");
-    // The connection is still good for other documents (nothing left watched).
+    // The connection is still good for other documents.
     let fine = store.document::<Tally>("other");
-    fine.update(|t| t.count = 7).unwrap();
-    assert_eq!(fine.get().unwrap().count, 7);
+    fine.update(|t| t.count = 7).await.unwrap();
+    assert_eq!(fine.get().await.unwrap().count, 7);
     assert!(store.is_available(), "a bad value is not an outage");
 }
 
-#[test]
-fn doc_unreachable_redis_is_an_error_and_a_restarted_redis_gets_the_last_copy_back() {
+#[tokio::test]
+async fn doc_unreachable_redis_is_an_error_and_a_restarted_redis_gets_the_last_copy_back() {
     let mut redis = RedisServer::start();
-    let store = Arc::new(store_blocking(&redis.url(), "t"));
+    let store = Arc::new(open(&redis).await);
     let doc = store.document::<Tally>("games");
-    doc.update(|t| t.count = 1).unwrap();
+    doc.update(|t| t.count = 1).await.unwrap();
     redis.stop();
     let err = doc
         .update(|t| t.count += 1)
+        .await
         .expect_err("no redis, no update");
     assert!(matches!(err, Error::Unavailable(_)), "{err:?}");
-    assert!(doc.get().is_err());
+    assert!(doc.get().await.is_err());
     assert!(!store.is_available(), "the store hears of it");
     redis.restart();
     // A restarted Redis without persistence is empty; reading does not write back...
-    assert_eq!(doc.get().unwrap().count, 1, "the copy here is read");
+    assert_eq!(doc.get().await.unwrap().count, 1, "the copy here is read");
     let mut fresh = raw(&redis);
     let written: bool = redis::Commands::exists(&mut fresh, doc.key()).unwrap();
     assert!(!written, "reading wrote nothing back");
     // ...but the next update starts from this replica's copy and writes it back.
-    doc.update(|t| t.count += 1).unwrap();
-    assert_eq!(doc.get().unwrap().count, 2, "nothing was lost");
-    let other = Arc::new(store_blocking(&redis.url(), "t"));
-    assert_eq!(other.document::<Tally>("games").get().unwrap().count, 2);
+    doc.update(|t| t.count += 1).await.unwrap();
+    assert_eq!(doc.get().await.unwrap().count, 2, "nothing was lost");
+    let other = Arc::new(open(&redis).await);
+    assert_eq!(
+        other.document::<Tally>("games").get().await.unwrap().count,
+        2
+    );
     assert!(store.is_available());
 }

@@ -21,11 +21,11 @@ use crate::server::Server;
 use crate::session::{Effect, Session};
 use crate::store::{PrincipalState, Versioned, WriteSet, Written};
 use crate::update::{Event, PrincipalChange, Update};
-use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, Notification};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_protocol::methods;
 use mcpl_rpc::{Event as RpcEvent, Peer, PeerConfig, Transport};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -842,27 +842,12 @@ pub(crate) fn bearer(
         .and_then(|v| v.strip_prefix("Bearer "))
 }
 
-/// Feeds one peer event to the session, in read order.
+/// Feeds one peer event to the session, in read order, through the one seam between
+/// `mcpl-rpc` and a core ([`RpcEvent::into_message`], as the host's driver does): a request's
+/// responder is disarmed (the session writes its own answer, in rev order with everything
+/// else, §6.1), a cancellation becomes its notification, a late response its response.
 fn feed(session: &mut Session, event: RpcEvent) {
-    let t = now();
-    match event {
-        RpcEvent::Request {
-            request, responder, ..
-        } => {
-            // The session writes its own answer (§6.1: in rev order with everything else).
-            responder.disarm();
-            session.handle_message(t, Message::Request(request));
-        }
-        RpcEvent::Notification { notification, .. } => {
-            session.handle_message(t, Message::Notification(notification))
-        }
-        RpcEvent::Cancelled { id, .. } => {
-            let n = Notification::new(methods::CANCELLED, Some(json!({ "requestId": id })));
-            session.handle_message(t, Message::Notification(n));
-        }
-        RpcEvent::Response { response, .. } => {
-            session.handle_message(t, Message::Response(response))
-        }
-        _ => {}
+    if let Some(message) = event.into_message() {
+        session.handle_message(now(), message);
     }
 }

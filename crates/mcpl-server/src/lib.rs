@@ -206,7 +206,7 @@ pub use decl::{
 };
 pub use error::Error;
 pub use principal::{CallId, ConnectionId, Identity, Principal, PrincipalScope, TokenMap};
-pub use schema::Schema;
+pub use schema::{Schema, SchemaError};
 pub use server::{Removed, Server};
 pub use session::{Effect, Session};
 pub use shared::{DEFAULT_ENDED_TTL, ServerConfig};

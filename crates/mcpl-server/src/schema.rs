@@ -8,6 +8,20 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 
+/// Why a schema does not compile, or why a value does not meet it; the `Display` is the
+/// text a host (or the server's operator) reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// The schema itself is not a valid draft 2020-12 schema.
+    #[error("{0}")]
+    Invalid(String),
+    /// The value breaks the schema: every failure, each naming the member at fault and the
+    /// rule.
+    #[error("{}", .0.join("; "))]
+    Violated(Vec<String>),
+}
+
 /// A compiled JSON Schema (draft 2020-12), cheap to clone.
 #[derive(Clone)]
 pub struct Schema {
@@ -23,8 +37,9 @@ impl fmt::Debug for Schema {
 
 impl Schema {
     /// Compiles `schema` as draft 2020-12; the error says why it is not a valid schema.
-    pub fn compile(schema: &Value) -> Result<Schema, String> {
-        let validator = jsonschema::draft202012::new(schema).map_err(|e| e.to_string())?;
+    pub fn compile(schema: &Value) -> Result<Schema, SchemaError> {
+        let validator = jsonschema::draft202012::new(schema)
+            .map_err(|e| SchemaError::Invalid(e.to_string()))?;
         Ok(Schema {
             source: schema.clone(),
             validator: Arc::new(validator),
@@ -43,7 +58,7 @@ impl Schema {
 
     /// Checks `value`; `what` is "argument" or "option". The error lists every failure, each
     /// naming the member at fault and the rule.
-    pub fn check(&self, what: &str, value: &Value) -> Result<(), String> {
+    pub fn check(&self, what: &str, value: &Value) -> Result<(), SchemaError> {
         let failures: Vec<String> = self
             .validator
             .iter_errors(value)
@@ -61,7 +76,7 @@ impl Schema {
         if failures.is_empty() {
             Ok(())
         } else {
-            Err(failures.join("; "))
+            Err(SchemaError::Violated(failures))
         }
     }
 }
@@ -77,10 +92,13 @@ mod tests {
             "properties": {"move": {"enum": ["A1", "B2"]}}}))
         .unwrap();
         assert!(s.check("argument", &json!({"move": "A1"})).is_ok());
-        let err = s.check("argument", &json!({"move": "Z9"})).unwrap_err();
+        let err = s
+            .check("argument", &json!({"move": "Z9"}))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("argument `move`: "), "{err}");
         assert!(err.contains("rule `enum`"), "{err}");
-        let err = s.check("argument", &json!({})).unwrap_err();
+        let err = s.check("argument", &json!({})).unwrap_err().to_string();
         assert!(err.contains("\"move\""), "{err}");
         assert!(err.contains("rule `required`"), "{err}");
     }

@@ -21,6 +21,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use mcpl_host::names::ServerName;
 use serde_json::{Map, Value, json};
 
 /// The one feature set the surface declares and names in every push it sends.
@@ -69,7 +70,7 @@ impl Default for EventIds {
 
 /// The `push/event` params the surface sends for a backend's push `params` from `server`,
 /// under the id `event_id`.
-pub fn relayed(server: &str, params: &Value, event_id: String) -> Value {
+pub fn relayed(server: &ServerName, params: &Value, event_id: String) -> Value {
     let get = |k: &str| params.get(k).cloned();
     let mut origin = Map::new();
     origin.insert("server".into(), json!(server));
@@ -114,7 +115,8 @@ mod tests {
             "tags": ["game"], "hints": {"rev": 3}, "toolset": "go", "instance": "g",
             "origin": {"game": "g"}, "x-extra": 1
         });
-        let out = relayed("arcade", &backend, "surface-ab-1".into());
+        let arcade = ServerName::parse("arcade").unwrap();
+        let out = relayed(&arcade, &backend, "surface-ab-1".into());
         assert_eq!(out["featureSet"], EVENTS_FEATURE_SET);
         assert_eq!(out["eventId"], "surface-ab-1");
         assert_eq!(out["timestamp"], backend["timestamp"]);

@@ -131,7 +131,7 @@ impl Surface {
     /// it closes. Each call is a new agent with its own opens' news.
     pub async fn serve(&self, transport: Transport) -> Result<(), Error> {
         let n = self.sessions.fetch_add(1, Ordering::SeqCst) + 1;
-        let agent = AgentId(format!("client-{n}"));
+        let agent = AgentId::new(format!("client-{n}"));
         front::serve(self.shared.clone(), transport, agent).await;
         Ok(())
     }

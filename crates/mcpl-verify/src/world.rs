@@ -102,7 +102,7 @@ impl World {
         let t0 = Instant::now();
         let store = Arc::new(MemoryStore::new());
         let server = new_server(&store, t0);
-        let agent = AgentId("agent".into());
+        let agent = AgentId::new("agent");
         let mut presenter = Presenter::new(PresenterConfig::default());
         presenter.add_agent(agent.clone());
         let mut w = World {

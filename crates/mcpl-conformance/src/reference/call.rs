@@ -2,7 +2,7 @@
 //! tool's behaviour.
 
 use super::session::Session;
-use super::{Internal, open_entries_for, strip_ended, text, tool_error};
+use super::world::{Internal, open_entries_for, strip_ended, text, tool_error};
 use crate::fixture::*;
 use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::methods;

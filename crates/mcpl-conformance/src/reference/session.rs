@@ -1,7 +1,7 @@
 //! One connection of the reference fixture: its rev counter, its host's advertisement and
 //! grant, and the answer to every request.
 
-use super::{Faults, Internal, World, invalid, open_entries_for, strip_ended, text};
+use super::world::{Faults, Internal, World, invalid, open_entries_for, strip_ended, text};
 use crate::fixture::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, RequestId, Response};
 use mcpl_protocol::methods;

@@ -2,8 +2,8 @@
 //! another host of the principal missed (v32).
 
 use super::conn::{Conn, Profile, Seen};
+use super::ctx::{Ctx, list_tools, require_tools, toolsets_list};
 use super::toolsets::{close, instance_entry, needs_principal, open, state_of};
-use super::{Ctx, list_tools, require_tools, toolsets_list};
 use crate::fixture::{FINISH, FLAT, INSTANCED, UNDECLARE};
 use crate::verdict::{Step, ensure, fail};
 use crate::wire::{brief, ended_records, is_error, lists_open, result_hints, toolset_entries};

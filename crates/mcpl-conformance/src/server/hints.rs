@@ -1,8 +1,9 @@
 //! Server checks about hint changes: carriers, revs, tailoring and presence moves.
 
 use super::conn::{Profile, PushReply, Seen};
+use super::ctx::{Ctx, list_tools, require_tools, toolsets_list};
+use super::statement;
 use super::toolsets::{close, open};
-use super::{Ctx, list_tools, require_tools, statement, toolsets_list};
 use crate::fixture::{
     DEFAULT_OPEN, ECHO, FINISH, FLAT, FLAT_TOOL, GROUPED, INSTANCED, LATER, MOVE, MOVER,
     OPENED_TOOL, REVEAL, REVEALED, TOOLS,

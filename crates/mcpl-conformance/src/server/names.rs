@@ -1,8 +1,8 @@
 //! Instance names (§5.1, §5.2): every shape the grammar allows must be used exactly as
 //! proposed (v18), and a generated set of names that break it must be refused (v34).
 
+use super::ctx::{Ctx, list_tools, require_tools, toolsets_list};
 use super::toolsets::close;
-use super::{Ctx, list_tools, require_tools, toolsets_list};
 use crate::fixture::{ECHO, INSTANCED};
 use crate::server::conn::Profile;
 use crate::verdict::{Step, ensure, fail};

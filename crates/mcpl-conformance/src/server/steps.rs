@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::Ctx;
 use super::conn::{Profile, PushReply};
+use super::ctx::Ctx;
 use crate::data::{VectorFile, check, substitute};
 use crate::verdict::{Step as Outcome, fail};
 use crate::wire::brief;

@@ -2,7 +2,7 @@
 //! principal's other connections and the compatibility tools.
 
 use super::conn::{Conn, Profile, Seen};
-use super::{Ctx, list_tools, require_tools, toolsets_list};
+use super::ctx::{Ctx, list_tools, require_tools, toolsets_list};
 use crate::fixture::{
     COMPAT_CHOOSE, COMPAT_CLOSE, COMPAT_OPEN, DEFAULT_OPEN, ECHO, GROUP, GROUPED, INSTANCED,
 };
@@ -163,7 +163,7 @@ pub(super) async fn v09(cx: &mut Ctx<'_>) -> Step {
 pub(super) async fn v10(cx: &mut Ctx<'_>) -> Step {
     let (mut conn, tools) = cx.connected(Profile::hinted()).await?;
     require_tools(&tools, &[GROUPED])?;
-    let grouped = super::listed(&tools, GROUPED).unwrap_or(&Value::Null);
+    let grouped = crate::wire::listed(&tools, GROUPED).unwrap_or(&Value::Null);
     ensure!(
         tool_meta(grouped, TOOLSET_KEY) == Some(&json!(GROUP)),
         "{GROUPED} should carry mcpl/toolset: {GROUP}: {}",

@@ -5,7 +5,7 @@
 
 use mcpl_protocol::rfc014::SuggestEntry;
 
-use super::Pending;
+use super::pending::Pending;
 
 /// The read position of the message a change arrived in. Changes are told in this order (H41).
 pub type ReadSeq = u64;

@@ -8,8 +8,11 @@ mod catalog;
 mod change;
 mod inbound;
 mod names;
+mod pending;
 mod recovery;
+mod recovery_state;
 mod rev;
+mod rev_state;
 mod snapshot;
 mod state;
 
@@ -21,6 +24,7 @@ use mcpl_protocol::methods;
 use serde_json::{Map, Value, json};
 
 pub use change::{Carrier, Change, ChangeItem, CloseCause, Notice, ReadSeq};
+pub use pending::Pending;
 pub use snapshot::{
     Declared, Definition, EndedRecord, Instance, ListedTool, Live, OpenKey, Presence, Snapshot,
 };
@@ -28,14 +32,9 @@ pub use snapshot::{
 use crate::config::ControllerConfig;
 use crate::error::Error;
 use crate::names::{InstanceName, ToolsetName};
-use recovery::Recovery;
-pub use recovery::{RecoveryPhase, RecoveryStatus};
-use rev::RevOrder;
-
-/// An opaque handle for a command (open, close, call, toolsets refresh); its answer comes back
-/// as [`Effect::Answered`] with the same handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Pending(u64);
+use recovery_state::Recovery;
+pub use recovery_state::{RecoveryPhase, RecoveryStatus};
+use rev_state::RevOrder;
 
 /// Why a recovery started (§6.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

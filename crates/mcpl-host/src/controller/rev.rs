@@ -1,64 +1,13 @@
 //! Rev order (§6.1): which hinted messages apply now, which wait, and which start a recovery.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{HintChanges, ListResult, Presence};
 
+use super::rev_state::{Held, JUMPED_CAP};
 use super::{Carrier, Controller, Effect, Notice, ReadSeq, RecoveryReason};
 use crate::config::Transport;
-
-/// A hinted message waiting for the revs before it (Streamable HTTP only, H16).
-#[derive(Debug)]
-struct Held {
-    seq: ReadSeq,
-    carrier: Carrier,
-    hints: HintChanges,
-}
-
-/// Most ranges of revs a full statement jumped past that are remembered.
-const JUMPED_CAP: usize = 64;
-
-/// The rev-order bookkeeping beside `applied` (which lives in the snapshot).
-#[derive(Debug, Default)]
-pub(crate) struct RevOrder {
-    held: BTreeMap<u64, Held>,
-    held_list: Option<(u64, Vec<Tool>)>,
-    deadline: Option<Instant>,
-    /// Revs a full statement jumped past: arriving later they are only ignored (H16, H21).
-    jumped: Vec<(u64, u64)>,
-    /// Revs counted as passed without being applied (duplicate event ids, H17).
-    passed: BTreeSet<u64>,
-}
-
-impl RevOrder {
-    pub(crate) fn deadline(&self) -> Option<Instant> {
-        self.deadline
-    }
-
-    pub(crate) fn clear_deadline(&mut self) {
-        self.deadline = None;
-    }
-
-    fn is_jumped(&self, rev: u64) -> bool {
-        self.jumped
-            .iter()
-            .any(|(lo, hi)| (*lo..=*hi).contains(&rev))
-    }
-
-    fn hold_until(&mut self, at: Instant) {
-        // Appendix B.3: the first held message sets the limit; later ones do not extend it.
-        if self.deadline.is_none() {
-            self.deadline = Some(at);
-        }
-    }
-
-    /// True when nothing waits any more.
-    fn idle(&self) -> bool {
-        self.held.is_empty() && self.held_list.is_none()
-    }
-}
 
 impl Controller {
     /// Places a hinted message's changes in rev order (H13, H15, H16).

@@ -167,9 +167,11 @@ impl Snapshot {
     pub fn listed(&self) -> bool {
         self.listed
     }
-    /// True once the first `toolsets/list` was applied (§5.3: before dynamic tools are shown).
+    /// True once the server's picture is read: for an MCPL server with toolHints, once the
+    /// first `toolsets/list` was applied (§5.3: before dynamic tools are shown); for a plain
+    /// server (no toolHints), once its first `tools/list` was.
     pub fn ready(&self) -> bool {
-        self.ready
+        self.ready || (self.listed && !self.hinted)
     }
     /// Counts every state change, so a reader can tell two snapshots apart cheaply.
     pub fn version(&self) -> u64 {

@@ -4,13 +4,14 @@
 use mcpl_protocol::rfc014::Presence;
 use serde_json::Value;
 
+use super::agent::AgentId;
 use super::meta::{LookQuery, Plan};
 use super::notice::{quote, quote_content, shown_key, title};
 use super::render::{self, first_sentence};
-use super::window::{AgentId, WindowItem};
+use super::window::WindowItem;
 use super::{LinkState, META_ACT, META_LOOK, Presenter};
 use crate::controller::{Outcome, Snapshot};
-use crate::names::ServerName;
+use crate::names::{ServerName, ToolsetName};
 
 impl Presenter {
     /// The text answering the model for a plan's outcome. `sent` is `Err` when the
@@ -22,14 +23,16 @@ impl Presenter {
             Plan::Act { server, .. }
             | Plan::Call { server, .. }
             | Plan::ActOpening { server, .. } => ("call", server),
-            Plan::OpenGroup { server, group } => {
-                return format!("opened `{group}` on `{server}` (host side)");
-            }
-            Plan::CloseGroup { server, group } => {
-                return format!("closed `{group}` on `{server}` (host side)");
-            }
+            Plan::OpenGroup { server, .. } => ("open", server),
+            Plan::CloseGroup { server, .. } => ("close", server),
             Plan::Look { .. } => return String::new(),
         };
+        if let (Plan::OpenGroup { group, .. } | Plan::CloseGroup { group, .. }, Err(e)) =
+            (plan, sent)
+        {
+            let done = if verb == "open" { "opened" } else { "closed" };
+            return format!("not done: `{group}` on `{server}` was not {done} ({e})");
+        }
         let outcome = match sent {
             Err(crate::Error::Closed) => {
                 let why = match self.link(server) {
@@ -41,6 +44,16 @@ impl Presenter {
             Err(e) => return format!("not done: the {verb} was never sent ({e})"),
             Ok(o) => o,
         };
+        // A host-side open or close: nothing went to the server, and it was done.
+        match plan {
+            Plan::OpenGroup { group, .. } => {
+                return format!("opened `{group}` on `{server}` (host side)");
+            }
+            Plan::CloseGroup { group, .. } => {
+                return format!("closed `{group}` on `{server}` (host side)");
+            }
+            _ => {}
+        }
         match outcome {
             Outcome::Unconfirmed(_) if verb == "call" => format!(
                 "outcome unknown: the call was sent to `{server}` but no answer came; check the state with {META_LOOK}"
@@ -293,9 +306,9 @@ impl Presenter {
         ));
         if self.actable(id, tool) {
             // H63: exactly the definition act would check, found by act's own lookup.
-            let inst = match listed.toolset.as_deref() {
-                Some(ts) if snap.instanced(ts) => self
-                    .pick_instance(snap, ts, instance.map(str::to_owned))
+            let inst = match listed.toolset.as_deref().map(ToolsetName::parse) {
+                Some(Ok(ts)) if snap.instanced(&ts) => self
+                    .pick_instance(snap, &ts, instance.map(str::to_owned))
                     .ok(),
                 _ => None,
             };

@@ -2,52 +2,10 @@
 //! refusals, and told once when a connection is lost or comes back.
 
 use crate::names::ServerName;
-use std::time::Duration;
 
 use super::Presenter;
+use super::link_state::LinkState;
 use super::queue::Body;
-
-/// A server connection's state, reported by the embedder's connect loop.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LinkState {
-    /// Connecting for the first time, or again (`attempt` counts since the last good link).
-    Connecting {
-        /// Attempts since the last good connection, from 1.
-        attempt: u32,
-    },
-    /// Connected and initialized; its controller is running.
-    Up,
-    /// Down; the next attempt is due after `retry_in`.
-    Down {
-        /// Failed attempts since the last good connection.
-        attempt: u32,
-        /// Why the last connection ended or the last attempt failed.
-        error: String,
-        /// The wait before the next attempt.
-        retry_in: Duration,
-    },
-}
-
-impl std::fmt::Display for LinkState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LinkState::Connecting { attempt: 1 } => write!(f, "connecting"),
-            LinkState::Connecting { attempt } => write!(f, "reconnecting (attempt {attempt})"),
-            LinkState::Up => write!(f, "connected"),
-            LinkState::Down {
-                attempt,
-                error,
-                retry_in,
-            } => write!(
-                f,
-                "down ({error}); retry {} in {} ms",
-                attempt + 1,
-                retry_in.as_millis()
-            ),
-        }
-    }
-}
 
 impl Presenter {
     /// Records where a server's connection stands. Losing a live connection and getting it
@@ -92,6 +50,7 @@ impl Presenter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn a_down_state_names_its_error_and_next_retry() {

@@ -1,14 +1,14 @@
 //! The four meta-tools (§8.2): their definitions, selector checks (H56), resolution by the
 //! two-view rule (H37, H57, H58, H64), the answers' text (H59-H61) and look (H62, H63).
 
-use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::Presence;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::Presenter;
 use super::check::{ArgCheck, check_args};
+use super::meta_tools::{META_ACT, META_CLOSE, META_LOOK, META_OPEN};
 use super::refusal::{Refusal, Wanted, list};
 use super::trace::RefusedCall;
-use super::{META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter};
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
 use crate::names::{InstanceName, ServerName, ToolsetName};
 
@@ -106,54 +106,6 @@ pub struct LookQuery {
     pub query: Option<String>,
 }
 
-fn string_prop(desc: &str) -> Value {
-    json!({"type": "string", "description": desc})
-}
-
-/// The four meta-tools, as listed to the model (constant, so the list never changes).
-pub(super) fn meta_tools() -> Vec<Tool> {
-    let server = string_prop("The server, when a name is on several servers.");
-    let make = |name: &str, desc: &str, props: Value, required: Value| {
-        let mut t = Tool::new(name);
-        t.description = Some(json!(desc));
-        t.input_schema = json!({"type": "object", "properties": props, "required": required});
-        t
-    };
-    vec![
-        make(
-            META_OPEN,
-            "Open a toolset (or a new instance of one) so its tools can be used with toolsets_act.",
-            json!({"server": server, "toolset": string_prop("The toolset."),
-                   "instance": string_prop("A name for the instance (instanced toolsets)."),
-                   "options": {"type": "object", "description": "Options for the toolset."}}),
-            json!(["toolset"]),
-        ),
-        make(
-            META_LOOK,
-            "Show open toolsets and available tools, or one tool's definition; with query, search every toolset and tool, open or closed, by name and description.",
-            json!({"server": server, "toolset": string_prop("Only this toolset."),
-                   "instance": string_prop("Only this instance."), "tool": string_prop("One tool."),
-                   "query": string_prop("Words to search for; the best matches come back with the call that opens each.")}),
-            json!([]),
-        ),
-        make(
-            META_ACT,
-            "Call a tool of an open toolset.",
-            json!({"server": server, "tool": string_prop("The tool."),
-                   "instance": string_prop("The instance, when several are open."),
-                   "args": {"type": "object", "description": "The tool's arguments."}}),
-            json!(["tool"]),
-        ),
-        make(
-            META_CLOSE,
-            "Close a toolset or one of its instances.",
-            json!({"server": server, "toolset": string_prop("The toolset."),
-                   "instance": string_prop("The instance.")}),
-            json!(["toolset"]),
-        ),
-    ]
-}
-
 /// H56: `null` is absent, a string is a value, anything else is refused by name.
 fn selector<'a>(
     args: &'a Map<String, Value>,
@@ -174,12 +126,11 @@ fn object(args: &Value) -> Result<Map<String, Value>, Refusal> {
     }
 }
 
-/// The toolset a model named, parsed at the edge. `pick` has already found it on a server,
-/// and the controller's catalog keeps only names that fit the grammar, so a miss here reads
-/// as the toolset not being there.
+/// The toolset a model named, parsed at the edge: the controller's catalog keeps only
+/// names that fit the grammar, so a name outside it is on no server.
 fn toolset_name(raw: &str) -> Result<ToolsetName, Refusal> {
-    ToolsetName::parse(raw).map_err(|_| Refusal::NoToolset {
-        toolset: raw.to_owned(),
+    ToolsetName::parse(raw).map_err(|_| Refusal::BadToolsetName {
+        name: raw.to_owned(),
     })
 }
 
@@ -333,13 +284,13 @@ impl Presenter {
             }
             META_OPEN | META_CLOSE => {
                 let ts = toolset.ok_or(Refusal::Missing { key: "toolset" })?;
+                let ts = toolset_name(&ts)?;
                 let wanted = Wanted::Toolset(ts.clone());
                 let srv = self.pick(server.as_deref(), wanted, |s| {
                     self.snapshot(s)
                         .is_some_and(|n| n.toolset_names().contains(ts.as_str()))
                 })?;
                 let snap = self.snapshot(&srv).ok_or(Refusal::ServerGone)?;
-                let ts = toolset_name(&ts)?;
                 if tool == META_OPEN {
                     self.plan_open(srv, snap, ts, instance, args.get("options").cloned())
                 } else {
@@ -373,7 +324,7 @@ impl Presenter {
             .declared()
             .get(ts.as_str())
             .ok_or_else(|| Refusal::NoToolset {
-                toolset: ts.to_string(),
+                toolset: ts.clone(),
             })?;
         if options.as_ref().is_some_and(|o| !o.is_object()) {
             return Err(Refusal::MustBeObject { key: "options" });
@@ -388,9 +339,7 @@ impl Presenter {
             }
         } else {
             if instance.is_some() {
-                return Err(Refusal::NoInstances {
-                    toolset: ts.into_string(),
-                });
+                return Err(Refusal::NoInstances { toolset: ts });
             }
             None
         };
@@ -433,43 +382,32 @@ impl Presenter {
     pub(super) fn pick_instance(
         &self,
         snap: &Snapshot,
-        ts: &str,
+        ts: &ToolsetName,
         instance: Option<String>,
     ) -> Result<InstanceName, Refusal> {
-        let picked = self.pick_open_instance(snap, ts, instance)?;
-        // The snapshot keeps only instance names that fit the grammar (H07), so this parses.
-        InstanceName::parse(&picked).map_err(|_| Refusal::NoneOpen {
-            toolset: ts.to_owned(),
-        })
-    }
-
-    /// [`Self::pick_instance`] on the snapshot's strings.
-    fn pick_open_instance(
-        &self,
-        snap: &Snapshot,
-        ts: &str,
-        instance: Option<String>,
-    ) -> Result<String, Refusal> {
-        let open: Vec<String> = snap
+        // The snapshot keeps only instance names that fit the grammar (H07), so each parses.
+        let open: Vec<InstanceName> = snap
             .instances(ts)
             .into_iter()
             .flatten()
-            .map(str::to_owned)
+            .filter_map(|i| InstanceName::parse(i).ok())
             .collect();
         match instance {
-            Some(i) if open.contains(&i) => Ok(i),
-            Some(i) => Err(Refusal::NoSuchInstance {
-                toolset: ts.to_owned(),
-                instance: i,
-                open,
-            }),
+            Some(i) => match open.iter().find(|o| o.as_str() == i) {
+                Some(found) => Ok(found.clone()),
+                None => Err(Refusal::NoSuchInstance {
+                    toolset: ts.clone(),
+                    instance: i,
+                    open,
+                }),
+            },
             None => match open.len() {
                 1 => Ok(open[0].clone()),
                 0 => Err(Refusal::NoneOpen {
-                    toolset: ts.to_owned(),
+                    toolset: ts.clone(),
                 }),
                 _ => Err(Refusal::SeveralOpen {
-                    toolset: ts.to_owned(),
+                    toolset: ts.clone(),
                     open,
                 }),
             },
@@ -518,7 +456,12 @@ impl Presenter {
         let listed = snap
             .tool(&name)
             .ok_or_else(|| Refusal::NoTool { tool: name.clone() })?;
-        let (inst, place) = match listed.toolset.as_deref() {
+        // The snapshot keeps only toolset names that fit the grammar, so each parses.
+        let toolset = match listed.toolset.as_deref() {
+            Some(ts) => Some(toolset_name(ts)?),
+            None => None,
+        };
+        let (inst, place) = match toolset.as_ref() {
             Some(ts) if snap.instanced(ts) => {
                 let i = self.pick_instance(snap, ts, instance)?;
                 (Some(i.clone()), format!("`{ts}`/`{i}`"))
@@ -530,7 +473,7 @@ impl Presenter {
                     }
                     return Err(Refusal::ToolsetNotOpen {
                         server: srv.clone(),
-                        toolset: ts.to_owned(),
+                        toolset: ts.clone(),
                     });
                 }
                 (None, format!("`{ts}`"))
@@ -566,7 +509,7 @@ impl Presenter {
         &self,
         server: ServerName,
         snap: &Snapshot,
-        ts: &str,
+        ts: &ToolsetName,
         name: String,
         args: Map<String, Value>,
     ) -> Result<Plan, Refusal> {
@@ -581,7 +524,7 @@ impl Presenter {
         }
         Ok(Plan::ActOpening {
             server,
-            group: toolset_name(ts)?,
+            group: ts.clone(),
             req: CallRequest {
                 tool: name,
                 instance: None,
@@ -676,9 +619,16 @@ mod tests {
     #[test]
     fn a_toolset_the_model_names_is_parsed_at_the_edge() {
         assert_eq!(toolset_name("game").unwrap(), "game");
-        // A name outside the grammar reads as the toolset not being there (same text as before).
+        // A name outside the grammar is on no server, and the refusal says why.
         let refusal = toolset_name("a b").unwrap_err();
-        assert_eq!(refusal.to_string(), "no toolset `a b`");
+        assert!(matches!(&refusal, Refusal::BadToolsetName { name } if name == "a b"));
+        assert_eq!(
+            refusal.to_string(),
+            format!(
+                "no toolset `a b`: it is not a valid toolset name ({})",
+                mcpl_protocol::rfc014::NAME_RULE
+            )
+        );
     }
 
     #[test]

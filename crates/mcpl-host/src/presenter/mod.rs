@@ -13,10 +13,14 @@
 //!
 //! Like the controller it reads no clock and performs no I/O.
 
+mod agent;
 mod answer;
 mod check;
 mod link;
+mod link_state;
 mod meta;
+mod meta_tools;
+mod naming;
 mod notice;
 mod projection;
 mod queue;
@@ -36,32 +40,25 @@ use serde_json::{Value, json};
 
 use crate::controller::Snapshot;
 
+pub use agent::AgentId;
 pub use answer::{can_carry, result_text};
 pub use check::{ArgCheck, check_args};
-pub use link::LinkState;
+pub use link_state::LinkState;
 pub use meta::{LookQuery, Plan};
+pub use meta_tools::{META_ACT, META_CLOSE, META_LOOK, META_OPEN};
+pub use naming::projected_name;
 pub use notice::event_line;
-pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
 pub use refusal::{Refusal, Wanted, open_call};
 pub use search::{SEARCH_TOP, words};
 pub use trace::{CallTrace, RefusedCall, TracingCallTrace};
-pub use window::{AgentId, Waiting, WaitingState, WindowItem};
+pub use window::{Waiting, WaitingState, WindowItem};
 pub use withheld::{Withheld, needs_ungranted};
 
 /// The bound on one notice's length, in bytes (H73).
 pub fn window_cap() -> usize {
     MAX_NOTICE
 }
-
-/// The four meta-tools' names (DESIGN.md): constant, and valid for every model API.
-pub const META_OPEN: &str = "toolsets_open";
-/// See [`META_OPEN`].
-pub const META_LOOK: &str = "toolsets_look";
-/// See [`META_OPEN`].
-pub const META_ACT: &str = "toolsets_act";
-/// See [`META_OPEN`].
-pub const META_CLOSE: &str = "toolsets_close";
 
 /// Presenter settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,7 +215,7 @@ impl Presenter {
     /// The name the model calls a server's static tool by.
     pub fn model_name(&self, server: &ServerName, tool: &str) -> String {
         if self.multi() {
-            projection::fit(&format!("{server}__{tool}"))
+            naming::fit(&format!("{server}__{tool}"))
         } else {
             tool.to_owned()
         }
@@ -294,7 +291,7 @@ impl Presenter {
                 list.push(tool);
             }
         }
-        list.extend(meta::meta_tools());
+        list.extend(meta_tools::meta_tools());
         if self.cfg.projection {
             list.extend(self.projected());
         }
@@ -317,7 +314,7 @@ impl Presenter {
     }
 
     fn list_projected(&self) -> Vec<Tool> {
-        let metas = meta::meta_tools().len();
+        let metas = meta_tools::meta_tools().len();
         let statics: usize = self.published.values().map(|p| p.statics.len()).sum();
         self.list.iter().skip(statics + metas).cloned().collect()
     }

@@ -4,13 +4,13 @@
 use std::fmt;
 
 use super::{META_ACT, META_OPEN};
-use crate::names::ServerName;
+use crate::names::{InstanceName, ServerName, ToolsetName};
 
 /// What a call asked for, in a refusal's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Wanted {
     /// A toolset by name.
-    Toolset(String),
+    Toolset(ToolsetName),
     /// A tool by name.
     Tool(String),
 }
@@ -89,7 +89,12 @@ pub enum Refusal {
     /// The toolset is not declared.
     NoToolset {
         /// The toolset.
-        toolset: String,
+        toolset: ToolsetName,
+    },
+    /// A toolset name breaks the grammar (no server can have it).
+    BadToolsetName {
+        /// The name given.
+        name: String,
     },
     /// An instance name breaks the grammar.
     BadInstanceName {
@@ -99,28 +104,28 @@ pub enum Refusal {
     /// The toolset has no instances, but one was named.
     NoInstances {
         /// The toolset.
-        toolset: String,
+        toolset: ToolsetName,
     },
     /// The named instance is not open.
     NoSuchInstance {
         /// The toolset.
-        toolset: String,
-        /// The name given.
+        toolset: ToolsetName,
+        /// The name given (as given: it may break the grammar).
         instance: String,
         /// The open instances.
-        open: Vec<String>,
+        open: Vec<InstanceName>,
     },
     /// No instance of the toolset is open.
     NoneOpen {
         /// The toolset.
-        toolset: String,
+        toolset: ToolsetName,
     },
     /// §4.3: several instances are open; the call must name one.
     SeveralOpen {
         /// The toolset.
-        toolset: String,
+        toolset: ToolsetName,
         /// The open instances.
-        open: Vec<String>,
+        open: Vec<InstanceName>,
     },
     /// H64: act was asked for a static tool.
     NotDynamic {
@@ -139,7 +144,7 @@ pub enum Refusal {
         /// The server that has it.
         server: ServerName,
         /// The toolset.
-        toolset: String,
+        toolset: ToolsetName,
     },
     /// The tool is not usable now.
     NotAvailable {
@@ -196,6 +201,7 @@ impl Refusal {
             Refusal::Ambiguous { .. } => "ambiguous",
             Refusal::ServerGone => "server_gone",
             Refusal::NoToolset { .. } => "no_toolset",
+            Refusal::BadToolsetName { .. } => "bad_toolset_name",
             Refusal::BadInstanceName { .. } => "bad_instance_name",
             Refusal::NoInstances { .. } => "no_instances",
             Refusal::NoSuchInstance { .. } => "no_such_instance",
@@ -243,6 +249,11 @@ impl fmt::Display for Refusal {
             ),
             Refusal::ServerGone => write!(f, "server gone"),
             Refusal::NoToolset { toolset } => write!(f, "no toolset `{toolset}`"),
+            Refusal::BadToolsetName { name } => write!(
+                f,
+                "no toolset `{name}`: it is not a valid toolset name ({})",
+                mcpl_protocol::rfc014::NAME_RULE
+            ),
             Refusal::BadInstanceName { name } => write!(
                 f,
                 "`{name}` is not a valid instance name ({})",

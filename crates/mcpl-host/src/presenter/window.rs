@@ -8,13 +8,10 @@ use std::collections::BTreeSet;
 use mcpl_protocol::rfc014::Presence;
 
 use super::Presenter;
+use super::agent::AgentId;
 use super::notice::{finish, key_text, quote, render_body};
 use super::queue::{Agent, Body, EARLY_EVENTS, Entry, Marks, ShownKey, State, Token};
 use crate::controller::{Carrier, Change, Notice, Pending, PushEvent};
-
-/// The embedding agent's id (an agent has one window).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AgentId(pub String);
 
 /// Text for an agent's window (a notice, an event, a change riding with a result, a look).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn a_withheld_reason_is_owed_once_even_when_recorded_again_and_look_counts_as_telling() {
         let mut p = Presenter::new(PresenterConfig::default());
-        let agent = AgentId("a".into());
+        let agent = AgentId::new("a");
         p.add_agent(agent.clone());
         let w = || Withheld::Needs {
             feature_set: "chat".into(),
@@ -219,7 +219,7 @@ mod tests {
             "look keeps showing it"
         );
         assert!(p.look_withheld(&agent, Some("other")).is_empty());
-        let late = AgentId("late".into());
+        let late = AgentId::new("late");
         p.add_agent(late.clone());
         assert_eq!(p.owed(&late), 1, "a later agent is told too");
     }

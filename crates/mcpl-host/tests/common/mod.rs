@@ -809,7 +809,7 @@ impl Host {
     }
 
     pub fn with(servers: Vec<(&str, Server)>, cfg: PresenterConfig) -> Host {
-        let agent = AgentId("agent".into());
+        let agent = AgentId::new("agent");
         let mut pres = Presenter::new(cfg);
         pres.add_agent(agent.clone());
         let pairs = servers
@@ -920,12 +920,15 @@ impl Host {
             Plan::OpenGroup { server, group } | Plan::CloseGroup { server, group } => {
                 let open = matches!(plan, Plan::OpenGroup { .. });
                 let (server, group) = (server.clone(), group.clone());
-                let _ = self.pair(&server).host.set_group(&group, open);
+                let done = self.pair(&server).host.set_group(&group, open);
                 self.sync();
-                return self.pres.answer_text(
-                    &plan,
-                    Ok(&mcpl_host::controller::Outcome::Result(json!({}))),
-                );
+                return match done {
+                    Ok(()) => self.pres.answer_text(
+                        &plan,
+                        Ok(&mcpl_host::controller::Outcome::Result(json!({}))),
+                    ),
+                    Err(e) => self.pres.answer_text(&plan, Err(&e)),
+                };
             }
             Plan::Open { server, req } => {
                 let s = server.clone();

@@ -16,7 +16,7 @@ use std::fmt;
 
 mod error;
 
-pub use error::{ErrorCode, ErrorObject};
+pub use error::{DecodeError, ErrorCode, ErrorObject, kind_of};
 
 /// The `jsonrpc` member every message carries.
 pub const VERSION: &str = "2.0";
@@ -241,103 +241,6 @@ impl From<Notification> for Message {
 impl From<Response> for Message {
     fn from(r: Response) -> Self {
         Message::Response(r)
-    }
-}
-
-/// Why a JSON value is not a JSON-RPC 2.0 message. Each variant names the check that failed.
-///
-/// Every variant is the peer's fault and maps to `-32600 Invalid Request`, except
-/// [`DecodeError::Syntax`] (`-32700 Parse error`): see [`DecodeError::code`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DecodeError {
-    /// The bytes are not JSON at all.
-    #[error("malformed json: {0}")]
-    Syntax(String),
-    /// A JSON array: a batch, which MCP dropped in 2025-06-18.
-    #[error("batch arrays are not supported: send one message per frame")]
-    Batch,
-    /// The message is JSON but not an object.
-    #[error("a message must be a json object, found {found}")]
-    NotAnObject {
-        /// What was found instead (`a string`, `a number`, ...).
-        found: &'static str,
-    },
-    /// The `jsonrpc` member is missing.
-    #[error("missing `jsonrpc`")]
-    MissingVersion,
-    /// The `jsonrpc` member is not `"2.0"`.
-    #[error("`jsonrpc` is {found}, expected \"2.0\"")]
-    WrongVersion {
-        /// The value found, as JSON text.
-        found: String,
-    },
-    /// `method` is present but not a string.
-    #[error("`method` must be a string, found {found}")]
-    MethodNotString {
-        /// What was found instead.
-        found: &'static str,
-    },
-    /// A request whose `id` is `null`.
-    #[error("`id` is null in a request")]
-    NullRequestId,
-    /// `id` is neither a string nor an integer that fits `i64`.
-    #[error("`id` must be a string or an integer, found {found}")]
-    BadId {
-        /// What was found instead, or the number that did not fit.
-        found: String,
-    },
-    /// `params` is neither an object, an array nor `null`.
-    #[error("`params` must be an object or an array, found {found}")]
-    BadParams {
-        /// What was found instead.
-        found: &'static str,
-    },
-    /// A message with `method` that also has `result` or `error`.
-    #[error("message has both `method` and `{member}`")]
-    MethodAndOutcome {
-        /// `result` or `error`.
-        member: &'static str,
-    },
-    /// A response with both `result` and `error`.
-    #[error("response has both `result` and `error`")]
-    ResultAndError,
-    /// A message with none of `method`, `result` and `error`.
-    #[error("message has none of `method`, `result` and `error`")]
-    NoMethodOrOutcome,
-    /// A response without an `id` member.
-    #[error("missing `id` in a response")]
-    MissingResponseId,
-    /// A successful response with `"id": null`.
-    #[error("`id` is null in a successful response")]
-    NullResultId,
-    /// The `error` member of a response is malformed.
-    #[error("bad `error` object: {detail}")]
-    BadError {
-        /// Which member of the error object is wrong.
-        detail: String,
-    },
-}
-
-impl DecodeError {
-    /// The JSON-RPC code for answering a message that failed this check.
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            DecodeError::Syntax(_) => ErrorCode::ParseError,
-            _ => ErrorCode::InvalidRequest,
-        }
-    }
-}
-
-/// A short name for the kind of a JSON value, for error messages.
-pub fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

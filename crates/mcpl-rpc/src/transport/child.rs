@@ -1,5 +1,6 @@
 //! A child process spoken to over its stdin and stdout (MCP stdio, host side).
 
+pub use super::stderr::{STDERR_BACKLOG, StderrLines};
 use super::{Transport, TransportKind, lines};
 use crate::error::RpcError;
 use mcpl_protocol::frame::Limits;
@@ -9,11 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
-
-/// How many captured stderr lines wait for their reader at most. Past that, new lines are
-/// dropped (and counted, with a warning) so a chatty child cannot grow this process's memory;
-/// the child's stderr is still read, so the child never blocks on it.
-pub const STDERR_BACKLOG: usize = 256;
 
 /// What happens to the child's stderr (MCP: logging, never an error signal).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -26,26 +22,6 @@ pub enum StderrMode {
     Capture,
     /// Discarded.
     Discard,
-}
-
-/// The captured stderr of a child process, one line at a time. At most [`STDERR_BACKLOG`]
-/// lines wait to be read; lines that come while it is full are dropped and counted.
-#[derive(Debug)]
-pub struct StderrLines {
-    rx: mpsc::Receiver<String>,
-    dropped: Arc<AtomicU64>,
-}
-
-impl StderrLines {
-    /// The next line, or `None` once the child closed its stderr.
-    pub async fn next_line(&mut self) -> Option<String> {
-        self.rx.recv().await
-    }
-
-    /// How many lines were dropped so far because [`STDERR_BACKLOG`] lines were waiting.
-    pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
 }
 
 /// Reads `err` line by line into `tx` until it ends. A line that finds the backlog full is

@@ -6,6 +6,18 @@ use mcpl_protocol::frame::{self, FrameError, Limits};
 use mcpl_protocol::sniff::SNIFF_BYTES;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+impl Transport {
+    /// Newline-delimited JSON over any reader and writer. A line over the size cap is skipped
+    /// to the next newline and reported; the connection goes on.
+    pub fn stdio_with<R, W>(reader: R, writer: W, limits: Limits) -> Transport
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        spawn(TransportKind::Stdio, reader, writer, limits)
+    }
+}
+
 /// Spawns the reader and writer tasks of a line transport.
 pub(super) fn spawn<R, W>(kind: TransportKind, reader: R, writer: W, limits: Limits) -> Transport
 where

@@ -13,6 +13,7 @@ pub mod child;
 pub mod http;
 mod lines;
 pub mod origin;
+mod stderr;
 pub mod tls;
 pub mod ws;
 
@@ -249,7 +250,7 @@ pub struct Transport {
     pub(crate) inbound: InboundReceiver,
     pub(crate) outbound: OutboundQueue,
     pub(crate) guard: Guard,
-    pub(crate) stderr: Option<child::StderrLines>,
+    pub(crate) stderr: Option<stderr::StderrLines>,
 }
 
 /// Tasks and processes that live as long as the transport.
@@ -316,16 +317,6 @@ impl Transport {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         Transport::stdio_with(reader, writer, Limits::default())
-    }
-
-    /// Newline-delimited JSON over any reader and writer. A line over the size cap is skipped
-    /// to the next newline and reported; the connection goes on.
-    pub fn stdio_with<R, W>(reader: R, writer: W, limits: Limits) -> Transport
-    where
-        R: AsyncRead + Unpin + Send + 'static,
-        W: AsyncWrite + Unpin + Send + 'static,
-    {
-        lines::spawn(TransportKind::Stdio, reader, writer, limits)
     }
 
     /// This process's own stdin and stdout, as an MCP server launched by a host.

@@ -81,16 +81,6 @@ impl Drop for RedisServer {
     }
 }
 
-/// A store opened outside any runtime (for the blocking document API).
-pub fn store_blocking(url: &str, prefix: &str) -> RedisStore {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(RedisStore::open(url, prefix))
-        .expect("redis reachable")
-}
-
 /// Declarations: an instanced `game` with `play`.
 pub fn decls() -> Declarations {
     Declarations::new("arcade", "0.1.0").toolset(ToolsetDef::new("game", "Go").instances().tool(

@@ -2,6 +2,7 @@
 //! validation, and finishing app work.
 
 use super::catalog::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
+use super::data::PlannedCall;
 use super::statement::{own_definition, visible_in};
 use super::toolsets::list_or_none;
 use super::{Effect, Pending, Session};
@@ -15,17 +16,8 @@ use crate::update::{PrincipalChange, Touch, Update};
 use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::mcp::{CallToolParams, CallToolResult};
 use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::time::Instant;
-
-/// A tool call that passed routing, waiting to be gated and run.
-#[derive(Debug, Clone)]
-pub(crate) struct PlannedCall {
-    request: RequestId,
-    tool: String,
-    args: Map<String, Value>,
-    key: Option<OpenKey>,
-}
 
 /// Where a call goes, or why it cannot go anywhere.
 enum Route {
@@ -219,9 +211,9 @@ impl Session {
         let checked = match own {
             Some(def) => Schema::compile(&def.input_schema)
                 .map_err(|e| format!("the current definition of `{}` is invalid: {e}", plan.tool))
-                .and_then(|s| s.check("argument", &args)),
+                .and_then(|s| s.check("argument", &args).map_err(|e| e.to_string())),
             None => match catalog.tool(&plan.tool) {
-                Some(t) => t.schema.check("argument", &args),
+                Some(t) => t.schema.check("argument", &args).map_err(|e| e.to_string()),
                 None => Err(format!("unknown tool `{}`", plan.tool)),
             },
         };

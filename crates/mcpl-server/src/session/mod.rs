@@ -4,7 +4,7 @@
 //! time and the principal's stored state come in through `handle_*`; what to write, what app
 //! code to run, what to store and what to tell the principal's other connections come out of
 //! [`Session::poll_effect`]. Each input runs as one *step* on the session's copy of the
-//! principal's state (see `step`): a step that changed it asks for a [`WriteSet`] and holds
+//! principal's state (see `step`): a step that changed it asks for a [`WriteSet`](crate::store::WriteSet) and holds
 //! its other effects back until the write is acknowledged; on a conflict it runs again on
 //! the state the store holds now.
 
@@ -12,17 +12,18 @@ mod call;
 mod carrier;
 mod catalog;
 mod compat;
+mod data;
 mod statement;
 mod step;
 mod toolsets;
 
-use crate::context::{AfterCommit, Call, Context, Outcome};
+use crate::context::{AfterCommit, Context, Outcome};
 use crate::error::{Error, Refusal};
 use crate::principal::CallId;
 use crate::principal::{ConnectionId, Principal};
 use crate::shared::Shared;
-use crate::store::{OpenKey, PrincipalState, WriteSet};
-use crate::update::{PrincipalChange, Update};
+use crate::store::PrincipalState;
+use crate::update::PrincipalChange;
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{InstanceName, Rev, ToolsetName};
@@ -32,82 +33,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-pub(crate) use call::PlannedCall;
-use step::{Input, Staged};
-
-/// What the session asks its driver to do. Drain with [`Session::poll_effect`] and handle
-/// each in order.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Effect {
-    /// Read the principal's state from the store and hand it to
-    /// [`Session::handle_state`]. Asked once, first; until it is answered, inputs wait.
-    Load(Principal),
-    /// Store this change of the principal's state if the store still holds the version it
-    /// was computed from, then answer with [`Session::handle_written`] (stored),
-    /// [`Session::handle_conflict`] (another writer got in first: the step runs again on the
-    /// state given) or [`Session::handle_store_error`] (unreachable). Effects of the step
-    /// that asked for it are held back until then; inputs fed meanwhile wait.
-    Write(WriteSet),
-    /// Commit `update` to another principal's state (app code's
-    /// [`Context::update_for`](crate::Context::update_for)) with
-    /// [`Server::apply_to`] on its stored state, store it, and hand the change to that
-    /// principal's sessions.
-    Apply(Principal, Update),
-    /// Write this message to the host. Write `Send`s in the order they were polled and never
-    /// drop one: a hint-carrying message took its rev when it was queued, so writing in poll
-    /// order is what makes "allocate and write" one step (§6.1).
-    Send(Message),
-    /// Run app code, then hand its [`Outcome`] to [`Session::handle_call_done`].
-    Call(Box<Call>),
-    /// Hand this change to every session of [`PrincipalChange::principal`] (this one
-    /// included; it skips its own) through [`Session::handle_principal_change`].
-    Publish(PrincipalChange),
-    /// Close the connection, after writing every `Send` polled before it.
-    Close,
-    /// App call `call` is finished: its answer (or, if the host cancelled it, the
-    /// `tools/hints` carrying its changes) was queued as a `Send` before this effect, and its
-    /// changes were published. Run `hooks` (registered with [`Context::after_commit`]) after
-    /// writing the `Send`s polled before it. Queued by
-    /// [`handle_call_done`](Session::handle_call_done) for every call it accepts, last.
-    Committed {
-        /// The finished call.
-        call: CallId,
-        /// What app code asked to run now.
-        hooks: AfterCommit,
-    },
-}
-
-/// What the host said about itself in `initialize` and `featureSets/update`.
-#[derive(Debug, Clone, Copy, Default)]
-struct Host {
-    initialized: bool,
-    tool_hints: bool,
-    push_advertised: bool,
-    push_granted: bool,
-}
-
-/// Why a session is waiting for app code.
-#[derive(Debug, Clone)]
-enum Pending {
-    /// A `tools/call`.
-    Tool { request: RequestId },
-    /// An open: `toolsets/open`, `toolset_open`, or an implicit open before a call (§6.3).
-    Open {
-        request: RequestId,
-        key: OpenKey,
-        compat: bool,
-        then: Option<Box<PlannedCall>>,
-    },
-    /// A close: `toolsets/close` or `toolset_close`.
-    Close {
-        request: RequestId,
-        key: OpenKey,
-        compat: bool,
-    },
-    /// Cleanup of a per-connection principal's toolsets at disconnect (§5.6).
-    Disconnect,
-}
+pub use data::Effect;
+pub(crate) use data::PlannedCall;
+use data::{Host, Input, Pending, Staged};
 
 /// One connection's protocol state (§14, "Server, per connection").
 ///
@@ -116,7 +44,7 @@ enum Pending {
 ///   order, [`handle_call_done`](Self::handle_call_done) when app code finishes,
 ///   [`handle_principal_change`](Self::handle_principal_change) for changes published by other
 ///   sessions or by the server, [`handle_catalog_change`](Self::handle_catalog_change) after
-///   [`Server::replace_catalog`], [`handle_timeout`](Self::handle_timeout) at the deadline and
+///   [`Server::replace_catalog`](crate::Server::replace_catalog), [`handle_timeout`](Self::handle_timeout) at the deadline and
 ///   [`handle_disconnect`](Self::handle_disconnect) when the transport closes; and the
 ///   store's answers: [`handle_state`](Self::handle_state) for [`Effect::Load`], and
 ///   [`handle_written`](Self::handle_written), [`handle_conflict`](Self::handle_conflict) or
@@ -417,7 +345,7 @@ impl Session {
     }
 
     /// Feeds a change published by another session or by the server ([`Effect::Publish`],
-    /// [`Server::apply_to`]). Changes of other principals, and this session's own, are ignored.
+    /// [`Server::apply_to`](crate::Server::apply_to)). Changes of other principals, and this session's own, are ignored.
     /// Queues a push that carries the hints where `pushEvents` is granted and an event
     /// explains them, else `tools/hints` (§6.2); nothing for hosts without `toolHints` but
     /// the event itself (§6.3).
@@ -449,7 +377,7 @@ impl Session {
         self.deliver(now, change);
     }
 
-    /// Tells the host that the declarations changed, after [`Server::replace_catalog`]:
+    /// Tells the host that the declarations changed, after [`Server::replace_catalog`](crate::Server::replace_catalog):
     /// `mcpl/manifestChanged` when the manifest it sees changed, and
     /// `notifications/tools/list_changed`.
     pub fn handle_catalog_change(&mut self, now: Instant) {

@@ -11,72 +11,15 @@
 //! unreachable the step runs again with opens refused, and its other changes stay in the
 //! session's copy until a later write gets through.
 
-use super::{Effect, Host, Pending, Session};
+use super::data::{Input, Snapshot, Staged};
+use super::{Effect, Session};
 use crate::context::Outcome;
 use crate::error::Error;
 use crate::principal::CallId;
 use crate::store::{Versioned, WriteSet};
-use crate::update::{PrincipalChange, seed};
-use mcpl_protocol::jsonrpc::{Message, RequestId};
-use mcpl_protocol::rfc014::{InstanceName, Rev, ToolsetName};
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use crate::update::seed;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
-
-/// One input, kept so that its step can run again.
-#[derive(Debug)]
-pub(super) enum Input {
-    Message(Instant, Message),
-    CallDone(Instant, CallId, Box<Outcome>),
-    Change(Instant, PrincipalChange),
-    Catalog(Instant),
-    Timeout(Instant),
-    Disconnect(Instant),
-}
-
-impl Input {
-    /// A copy for running the step again (an outcome's hooks stay with the first run).
-    fn duplicate(&self) -> Input {
-        match self {
-            Input::Message(t, m) => Input::Message(*t, m.clone()),
-            Input::CallDone(t, c, o) => Input::CallDone(*t, *c, Box::new(o.duplicate())),
-            Input::Change(t, c) => Input::Change(*t, c.clone()),
-            Input::Catalog(t) => Input::Catalog(*t),
-            Input::Timeout(t) => Input::Timeout(*t),
-            Input::Disconnect(t) => Input::Disconnect(*t),
-        }
-    }
-}
-
-/// The connection's own state before a step, to put back when the step runs again.
-#[derive(Debug)]
-struct Snapshot {
-    host: Host,
-    rev: Rev,
-    calls: HashMap<CallId, (Pending, Arc<AtomicBool>)>,
-    by_request: HashMap<RequestId, CallId>,
-    next_call: u64,
-    next_out: u64,
-    current: BTreeMap<ToolsetName, InstanceName>,
-    announced: Option<Value>,
-    disconnected: bool,
-    pending_events: HashSet<RequestId>,
-    state: crate::store::PrincipalState,
-    version: u64,
-    dirty: bool,
-    forget: bool,
-}
-
-/// A step waiting for its write.
-#[derive(Debug)]
-pub(super) struct Staged {
-    snapshot: Snapshot,
-    inputs: Vec<Input>,
-    /// The step's effects, released when the write is acknowledged.
-    held: VecDeque<Effect>,
-}
 
 impl Session {
     /// Runs `input` now, or queues it while the session waits for its state or a write.

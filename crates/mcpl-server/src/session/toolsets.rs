@@ -88,7 +88,7 @@ impl Session {
             } else {
                 options.clone()
             };
-            schema.check("option", &given)?;
+            schema.check("option", &given).map_err(|e| e.to_string())?;
         }
         Ok((name, instance, options))
     }
