@@ -19,7 +19,9 @@ use super::{
 fn hints_of(result: &Value) -> Result<Option<HintChanges>, ()> {
     match result.get("_meta").and_then(|m| m.get(HINTS_KEY)) {
         None => Ok(None),
-        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|_| ()),
+        Some(v) => HintChanges::from_value(v.clone())
+            .map(Some)
+            .map_err(|_| ()),
     }
 }
 
@@ -66,6 +68,7 @@ impl Controller {
 
     fn on_response(&mut self, now: Instant, seq: ReadSeq, r: Response) {
         let Some(id) = r.id else { return };
+        let outcome = r.outcome;
         let (kind, late) = match self.requests.remove(&id) {
             Some(req) => (req.kind, false),
             None => match self.late.iter().position(|(i, _)| *i == id) {
@@ -78,17 +81,17 @@ impl Controller {
             },
         };
         match kind {
-            ReqKind::ListPage { run } => match &r.outcome {
+            ReqKind::ListPage { run } => match &outcome {
                 Ok(result) => self.list_page(now, run, result),
                 Err(_) => self.list_error(now, run),
             },
             ReqKind::Statement { run, pending } => {
-                let ok = match &r.outcome {
+                let ok = match &outcome {
                     Ok(result) => self.read_statement(now, seq, result, run, pending, late),
                     Err(_) => false,
                 };
                 if let Some(p) = pending.filter(|_| !late) {
-                    self.answer_with(p, &r.outcome);
+                    self.answer_with(p, outcome);
                 }
                 if let Some(run) = run {
                     self.statement_done(now, run, ok);
@@ -99,7 +102,7 @@ impl Controller {
                 toolset,
                 instance,
             } => {
-                if let Ok(result) = &r.outcome {
+                if let Ok(result) = &outcome {
                     // §5.2: `instance` is always present for instanced toolsets.
                     let inst = result
                         .get("instance")
@@ -116,29 +119,29 @@ impl Controller {
                     }
                 }
                 if !late {
-                    self.answer_with(pending, &r.outcome);
+                    self.answer_with(pending, outcome);
                 }
             }
             ReqKind::Close { pending } | ReqKind::Call { pending } => {
-                if let Ok(result) = &r.outcome {
+                if let Ok(result) = &outcome {
                     self.hinted_result(now, seq, pending, late, result);
                 }
                 if !late {
-                    self.answer_with(pending, &r.outcome);
+                    self.answer_with(pending, outcome);
                 }
             }
             ReqKind::Manifest => {
-                if let Ok(result) = &r.outcome {
+                if let Ok(result) = &outcome {
                     self.apply_manifest(now, result);
                 }
             }
         }
     }
 
-    fn answer_with(&mut self, pending: super::Pending, outcome: &Result<Value, ErrorObject>) {
+    fn answer_with(&mut self, pending: super::Pending, outcome: Result<Value, ErrorObject>) {
         let outcome = match outcome {
-            Ok(v) => Outcome::Result(v.clone()),
-            Err(e) => Outcome::Error(e.clone()),
+            Ok(v) => Outcome::Result(v),
+            Err(e) => Outcome::Error(e),
         };
         self.effects
             .push_back(Effect::Answered(Answer { pending, outcome }));
@@ -215,7 +218,7 @@ impl Controller {
         let duplicate = event_id.as_ref().is_some_and(|e| self.seen_set.contains(e));
         if self.snap.hinted {
             if let Some(raw) = params.get("hints") {
-                match serde_json::from_value::<HintChanges>(raw.clone()) {
+                match HintChanges::from_value(raw.clone()) {
                     // H17: ignore its hints, count its rev as passed.
                     Ok(h) if duplicate => self.pass_duplicate(now, Some(h.rev.get())),
                     Ok(h) => {
@@ -262,7 +265,7 @@ impl Controller {
                     return; // H12
                 }
                 let params = n.params.unwrap_or(Value::Null);
-                match serde_json::from_value::<HintChanges>(params) {
+                match HintChanges::from_value(params) {
                     Ok(h) => self.place(now, seq, Carrier::Hints, h),
                     Err(_) => self.trigger(now, RecoveryReason::Malformed),
                 }

@@ -41,6 +41,31 @@ fn empty_object_schema() -> Value {
 }
 
 impl Tool {
+    /// Decodes a tool from a value the caller owns, moving its schemas, description,
+    /// annotations and `_meta` over instead of rebuilding them (see [`crate::owned`]'s
+    /// module doc); accepts and refuses what `serde_json::from_value` does.
+    pub fn from_value(value: Value) -> Result<Tool, serde_json::Error> {
+        use crate::owned::{missing, object, optional, raw};
+        let mut tool = Tool::new(String::new());
+        let mut name = None;
+        for (key, v) in object(value, "struct Tool")? {
+            match key.as_str() {
+                "name" => name = Some(crate::owned::typed(v)?),
+                "title" => tool.title = optional(v)?,
+                "description" => tool.description = raw(v),
+                "inputSchema" => tool.input_schema = v,
+                "outputSchema" => tool.output_schema = raw(v),
+                "annotations" => tool.annotations = raw(v),
+                "_meta" => tool.meta = optional(v)?,
+                _ => {
+                    tool.extra.insert(key, v);
+                }
+            }
+        }
+        tool.name = name.ok_or_else(|| missing("name"))?;
+        Ok(tool)
+    }
+
     /// A tool named `name` whose arguments are any object, with nothing else set.
     pub fn new(name: impl Into<String>) -> Self {
         Tool {
