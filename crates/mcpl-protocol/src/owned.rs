@@ -48,7 +48,11 @@ pub(crate) fn optional_list<T>(
 ) -> Result<Option<Vec<T>>, Error> {
     match value {
         Value::Null => Ok(None),
-        Value::Array(items) => items.into_iter().map(item).collect::<Result<_, _>>().map(Some),
+        Value::Array(items) => items
+            .into_iter()
+            .map(item)
+            .collect::<Result<_, _>>()
+            .map(Some),
         other => Err(Error::invalid_type(unexpected(&other), &"a sequence")),
     }
 }

@@ -11,9 +11,25 @@ use std::fmt::Debug;
 
 /// Member names of every level, so generated objects often hit known members.
 const KEYS: &[&str] = &[
-    "rev", "tools", "toolsets", "suggest", "name", "instance", "presence", "visible",
-    "definition", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta",
-    "toolset", "state", "action", "x",
+    "rev",
+    "tools",
+    "toolsets",
+    "suggest",
+    "name",
+    "instance",
+    "presence",
+    "visible",
+    "definition",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "_meta",
+    "toolset",
+    "state",
+    "action",
+    "x",
 ];
 
 fn leaf() -> impl Strategy<Value = Value> {
@@ -24,8 +40,10 @@ fn leaf() -> impl Strategy<Value = Value> {
         Just(json!(-1)),
         Just(json!(1.5)),
         Just(json!(u64::MAX)),
-        prop::sample::select(vec!["dynamic", "static", "open", "closed", "g1", "play", ""])
-            .prop_map(Value::from),
+        prop::sample::select(vec![
+            "dynamic", "static", "open", "closed", "g1", "play", ""
+        ])
+        .prop_map(Value::from),
     ]
 }
 
@@ -132,10 +150,7 @@ fn same<T: DeserializeOwned + PartialEq + Debug>(
     match (&moved, &derived) {
         (Ok(a), Ok(b)) => prop_assert_eq!(a, b, "input {}", input),
         (Err(_), Err(_)) => {}
-        _ => prop_assert!(
-            false,
-            "input {input}: moved {moved:?}, derived {derived:?}"
-        ),
+        _ => prop_assert!(false, "input {input}: moved {moved:?}, derived {derived:?}"),
     }
     Ok(())
 }
@@ -170,10 +185,16 @@ fn s6_a_definition_batch_decodes_with_its_schema_moved_whole() {
                 "properties": {"move": {"type": "string", "enum": ["A1", "B2"]}}}}},
         {"name": "pass", "instance": "g1", "visible": false}]});
     let h = HintChanges::from_value(wire.clone()).expect("decodes");
-    assert_eq!(h, serde_json::from_value::<HintChanges>(wire.clone()).unwrap());
+    assert_eq!(
+        h,
+        serde_json::from_value::<HintChanges>(wire.clone()).unwrap()
+    );
     let tools = h.tools.as_ref().expect("tools");
     let def = tools[0].definition.as_ref().expect("definition");
-    assert_eq!(def.input_schema["properties"]["move"]["enum"], json!(["A1", "B2"]));
+    assert_eq!(
+        def.input_schema["properties"]["move"]["enum"],
+        json!(["A1", "B2"])
+    );
     assert_eq!(def.extra.get("z"), Some(&Value::Null));
     assert_eq!(tools[0].extra.get("y"), Some(&json!([2])));
     assert_eq!(h.extra.get("future"), Some(&json!(1)));

@@ -38,7 +38,7 @@ pub(crate) struct Shared {
     pub(crate) host: Host,
     pub(crate) counters: Arc<Mutex<Counters>>,
     /// The configured servers, for the settle wait.
-    pub(crate) servers: Vec<ServerName>,
+    pub(crate) servers: Arc<[ServerName]>,
     /// How long the first list or call waits for every server to be read.
     pub(crate) settle: Duration,
     /// The source of the `eventId`s of the surface's own pushes.
@@ -339,13 +339,23 @@ async fn tools_call(
     params: CallToolParams,
     responder: Responder,
 ) {
-    settle(shared).await;
     let name = params.name.clone();
-    let known = {
-        let name = name.clone();
-        shared.host.inspect(move |p| routes(p, &name)).await
+    // One trip to the host task when the servers have been read (every call after the
+    // first): whether they have, and whether the tool routes.
+    let check = {
+        let (name, servers) = (name.clone(), shared.servers.clone());
+        move |p: &Presenter| (settled(&servers, p), routes(p, &name))
     };
-    if known != Ok(true) {
+    let known = match shared.host.inspect(check).await {
+        Ok((true, known)) => known,
+        Ok((false, _)) => {
+            settle(shared).await;
+            let name = name.clone();
+            shared.host.inspect(move |p| routes(p, &name)).await == Ok(true)
+        }
+        Err(_) => false,
+    };
+    if !known {
         let _ = responder.invalid_params(format!("unknown tool `{name}`"));
         return;
     }

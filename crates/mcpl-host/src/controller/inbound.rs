@@ -1,6 +1,7 @@
 //! Reading frames: responses to the controller's requests (on time or late), server requests
 //! (`push/event`) and notifications (`tools/hints`, list and manifest changes).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use mcpl_protocol::jsonrpc::{
@@ -19,9 +20,7 @@ use super::{
 fn hints_of(result: &Value) -> Result<Option<HintChanges>, ()> {
     match result.get("_meta").and_then(|m| m.get(HINTS_KEY)) {
         None => Ok(None),
-        Some(v) => HintChanges::from_value(v.clone())
-            .map(Some)
-            .map_err(|_| ()),
+        Some(v) => HintChanges::from_value(v.clone()).map(Some).map_err(|_| ()),
     }
 }
 
@@ -115,7 +114,7 @@ impl Controller {
                         self.snap.instance_key(&toolset, inst.as_deref()),
                     );
                     if self.snap.open.contains_key(&key) {
-                        self.snap.opened_here.insert(key);
+                        Arc::make_mut(&mut self.snap).opened_here.insert(key);
                     }
                 }
                 if !late {
@@ -295,10 +294,10 @@ impl Controller {
             return;
         }
         if manifest.get("toolHints").and_then(Value::as_bool) != Some(true) {
-            self.snap.drop_hints();
+            Arc::make_mut(&mut self.snap).drop_hints();
             return;
         }
-        let items = self.snap.set_declared(Some(manifest));
+        let items = Arc::make_mut(&mut self.snap).set_declared(Some(manifest));
         self.emit_at(self.read_seq, Carrier::Manifest, items);
         self.trigger(now, RecoveryReason::ListChanged);
     }

@@ -4,6 +4,7 @@
 //! Every function here either applies its input whole or, for a malformed input, returns an
 //! error before touching anything (H03, H06, H22).
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -42,6 +43,15 @@ enum WasDef {
 struct Touched {
     open: BTreeSet<OpenKey>,
     view: BTreeSet<ViewKey>,
+    /// Open keys, view entries and tools visited while computing the change: the work it
+    /// took, counted so a test can show it does not grow with what the batch did not name.
+    visits: Cell<usize>,
+}
+
+impl Touched {
+    fn visit(&self) {
+        self.visits.set(self.visits.get() + 1);
+    }
 }
 
 /// The open set a change is computed from: each open key with its title. Only titles are
@@ -100,6 +110,9 @@ pub(crate) struct HintOutcome {
     pub unknown_tool: bool,
     /// §7: suggestions, which change nothing.
     pub suggestions: Vec<SuggestEntry>,
+    /// For hint changes: how many open keys, view entries and tools computing the change
+    /// visited (see `Touched`).
+    pub visits: usize,
 }
 
 impl Snapshot {
@@ -175,19 +188,20 @@ impl Snapshot {
             .collect()
     }
 
-    /// The view at `keys` only, for a change computed over what a batch touched.
-    fn view_touched(&self, keys: &BTreeSet<ViewKey>) -> View {
-        self.view_at(keys)
+    /// The view at the keys `touched` names only, for a change computed over them.
+    fn view_touched(&self, touched: &Touched) -> View {
+        self.view_at(touched)
             .into_iter()
             .map(|(k, (v, d))| (k, (v, d.was(true))))
             .collect()
     }
 
-    /// The view entries at `keys` that exist (a tool of a closed instance has none),
+    /// The view entries at the keys `touched` names that exist (a tool of a closed instance has none),
     /// borrowing each effective definition.
-    fn view_at(&self, keys: &BTreeSet<ViewKey>) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
+    fn view_at(&self, touched: &Touched) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
         let mut view = BTreeMap::new();
-        for (name, instance) in keys {
+        for (name, instance) in &touched.view {
+            touched.visit();
             let Some(t) = self.tool(name).filter(|t| t.presence == Presence::Dynamic) else {
                 continue;
             };
@@ -221,7 +235,11 @@ impl Snapshot {
     /// [`Snapshot::definition`] picks it).
     fn view_ref(&self) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
         let mut view = BTreeMap::new();
-        for t in self.tools.iter().filter(|t| t.presence == Presence::Dynamic) {
+        for t in self
+            .tools
+            .iter()
+            .filter(|t| t.presence == Presence::Dynamic)
+        {
             let name = &t.tool.name;
             match t.toolset.as_deref() {
                 Some(ts) if self.declared.contains_key(ts) => {
@@ -266,7 +284,9 @@ impl Snapshot {
                 .collect(),
             None => self.open.iter().collect(),
         };
+        let visit = || scope.map(Touched::visit);
         for (key, inst) in open_now {
+            visit();
             match before_open.get(key) {
                 None => items.push(ChangeItem::Opened {
                     toolset: key.0.clone(),
@@ -286,6 +306,7 @@ impl Snapshot {
             }
         }
         for key in before_open.keys().filter(|k| !self.open.contains_key(*k)) {
+            visit();
             let (reason, ended_id) = reasons.get(key).cloned().unwrap_or_default();
             let covered = self
                 .ended
@@ -305,10 +326,11 @@ impl Snapshot {
             });
         }
         let after = match scope {
-            Some(t) => self.view_at(&t.view),
+            Some(t) => self.view_at(t),
             None => self.view_ref(),
         };
         for ((tool, instance), (visible, def)) in &after {
+            visit();
             let Some(listed) = self.tool(tool) else {
                 continue; // a view entry is always of a listed tool
             };
@@ -340,6 +362,7 @@ impl Snapshot {
             }
         }
         for ((tool, instance), (was, _)) in before_view {
+            visit();
             let key = (tool.clone(), instance.clone());
             // A tool that left the view while its instance stays open became invisible;
             // one whose instance closed is covered by the close.
@@ -479,9 +502,10 @@ impl Snapshot {
         let before_open: OpenTitles = touched
             .open
             .iter()
+            .inspect(|_| touched.visit())
             .filter_map(|k| self.open.get(k).map(|i| (k.clone(), i.title.clone())))
             .collect();
-        let before_view = self.view_touched(&touched.view);
+        let before_view = self.view_touched(&touched);
         let mut out = HintOutcome::default();
         let mut reasons = BTreeMap::new();
         for entry in hints.toolsets.iter().flatten() {
@@ -495,13 +519,8 @@ impl Snapshot {
         }
         out.suggestions = hints.suggest.take().unwrap_or_default();
         self.applied = rev;
-        out.items = self.diff(
-            &before_open,
-            &before_view,
-            &reasons,
-            false,
-            Some(&touched),
-        );
+        out.items = self.diff(&before_open, &before_view, &reasons, false, Some(&touched));
+        out.visits = touched.visits.get();
         self.version += 1;
         out
     }
@@ -512,6 +531,7 @@ impl Snapshot {
     /// nothing.
     fn touched(&self, hints: &HintChanges) -> Touched {
         let mut touched = Touched::default();
+        let mut visits = 0;
         for entry in hints.toolsets.iter().flatten() {
             let ts = entry.toolset.as_str();
             let Some(decl) = self.declared.get(ts) else {
@@ -525,15 +545,15 @@ impl Snapshot {
             for t in self
                 .tools
                 .iter()
+                .inspect(|_| visits += 1)
                 .filter(|t| t.toolset.as_deref() == Some(ts))
             {
-                touched
-                    .view
-                    .insert((t.tool.name.clone(), instance.clone()));
+                touched.view.insert((t.tool.name.clone(), instance.clone()));
             }
             touched.open.insert((ts.to_owned(), instance));
         }
         for entry in hints.tools.iter().flatten() {
+            visits += 1;
             let Some(listed) = self.tool(&entry.name) else {
                 continue;
             };
@@ -548,6 +568,7 @@ impl Snapshot {
             };
             touched.view.insert((entry.name.clone(), instance));
         }
+        touched.visits.set(visits);
         touched
     }
 
@@ -783,5 +804,103 @@ impl Snapshot {
             t.toolset = None;
         }
         self.version += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::ServerName;
+    use serde_json::json;
+
+    /// A hinted snapshot with `n` open instances of the instanced toolset `go`, each with
+    /// `play` (a per-instance definition) and `pass` visible, at rev 1.
+    fn with_open(n: usize) -> Snapshot {
+        let mut snap = Snapshot::empty(ServerName::sanitized("arcade"), "p".into());
+        snap.hinted = true;
+        let manifest = json!({"toolsets": {"go": {"title": "Go", "instances": true}}});
+        snap.set_declared(Some(&manifest));
+        let meta = json!({"mcpl/toolset": "go", "mcpl/visible": false});
+        let tools = ["play", "pass"]
+            .map(|name| Tool::from_value(json!({"name": name, "_meta": meta})).unwrap());
+        let policy = ToolPolicy::default();
+        snap.apply_list(tools.to_vec(), 0, &policy, None);
+        let open: Vec<Value> = (0..n)
+            .map(|i| json!({"toolset": "go", "instance": format!("g{i}")}))
+            .collect();
+        let hints: Vec<Value> = (0..n)
+            .flat_map(|i| {
+                let definition = json!({"name": "play", "inputSchema": {"type": "object",
+                    "properties": {"move": {"enum": [format!("A{i}")]}}}});
+                [
+                    json!({"name": "play", "instance": format!("g{i}"), "visible": true,
+                           "definition": definition}),
+                    json!({"name": "pass", "instance": format!("g{i}"), "visible": true}),
+                ]
+            })
+            .collect();
+        let statement: ListResult = serde_json::from_value(
+            json!({"open": open, "_meta": {"mcpl/hints": {"rev": 1, "tools": hints}}}),
+        )
+        .unwrap();
+        let out = snap.apply_statement(1, &statement, &policy, false);
+        assert!(!out.unknown_tool);
+        assert_eq!(snap.open().len(), n);
+        snap
+    }
+
+    /// Applies `batch` at rev 2 with `n` instances open: its items and its visits.
+    fn change_with(n: usize, batch: Value) -> (Vec<ChangeItem>, usize) {
+        let mut snap = with_open(n);
+        let hints = HintChanges::from_value(batch).unwrap();
+        let out = snap.apply_hints(2, hints, &ToolPolicy::default());
+        assert!(!out.unknown_tool);
+        (out.items, out.visits)
+    }
+
+    /// Issue 18, `change_cost_1000_vs_1`: a change costs what it names. The same batch with
+    /// 1 and with 1,000 instances open visits the same open keys, view entries and tools
+    /// and tells the same items: a visibility change, a new per-instance definition, an
+    /// instance closed and one opened.
+    #[test]
+    fn s6_a_change_visits_what_it_names_not_every_open_instance() {
+        let batches = [
+            json!({"rev": 2, "tools": [{"name": "pass", "instance": "g0", "visible": false}]}),
+            json!({"rev": 2, "tools": [{"name": "play", "instance": "g0", "definition":
+                {"name": "play", "inputSchema": {"type": "object"}}}]}),
+            json!({"rev": 2, "toolsets": [
+                {"toolset": "go", "instance": "g0", "state": "closed", "reason": "over"},
+                {"toolset": "go", "instance": "fresh", "state": "open", "title": "New"}],
+                "tools": [{"name": "play", "instance": "fresh", "visible": true}]}),
+        ];
+        for batch in batches {
+            let (one_items, one_visits) = change_with(1, batch.clone());
+            let (many_items, many_visits) = change_with(1000, batch.clone());
+            assert!(!one_items.is_empty(), "{batch}");
+            assert_eq!(one_items, many_items, "{batch}");
+            assert_eq!(one_visits, many_visits, "{batch}");
+            assert!(one_visits > 0 && one_visits < 40, "{batch}: {one_visits}");
+        }
+    }
+
+    /// The scoped change tells what a whole-view diff tells: a redefinition with the same
+    /// schema again is no change, and an instance not named keeps its definition.
+    #[test]
+    fn s6_a_definition_sent_again_unchanged_is_no_change() {
+        let mut snap = with_open(3);
+        let same = json!({"rev": 2, "tools": [{"name": "play", "instance": "g1",
+            "definition": {"name": "play", "inputSchema": {"type": "object",
+                "properties": {"move": {"enum": ["A1"]}}}}}]});
+        let out = snap.apply_hints(
+            2,
+            HintChanges::from_value(same).unwrap(),
+            &ToolPolicy::default(),
+        );
+        assert_eq!(out.items, Vec::new());
+        let other = snap.definition("play", Some("g2")).expect("a definition");
+        assert_eq!(
+            other.input_schema["properties"]["move"]["enum"],
+            json!(["A2"])
+        );
     }
 }

@@ -373,7 +373,7 @@ impl Task {
                 }
             }
         }
-        self.pres.update(c.ctrl.snapshot(), c.granted);
+        self.pres.update_shared(c.ctrl.shared_snapshot(), c.granted);
         if self.versions.get(name) != Some(&c.ctrl.snapshot().version()) {
             self.versions
                 .insert(name.to_owned(), c.ctrl.snapshot().version());
