@@ -329,18 +329,18 @@ impl Snapshot {
             Some(t) => self.view_at(t),
             None => self.view_ref(),
         };
-        for ((tool, instance), (visible, def)) in &after {
+        for (key, (visible, def)) in &after {
             visit();
+            let (tool, instance) = key;
             let Some(listed) = self.tool(tool) else {
                 continue; // a view entry is always of a listed tool
             };
-            let ts = listed.toolset.clone();
-            match before_view.get(&(tool.clone(), instance.clone())) {
+            match before_view.get(key) {
                 Some((was, old_def)) => {
                     if was != visible {
                         items.push(ChangeItem::Visibility {
                             tool: tool.clone(),
-                            toolset: ts,
+                            toolset: listed.toolset.clone(),
                             instance: instance.clone(),
                             visible: *visible,
                         });
@@ -354,16 +354,19 @@ impl Snapshot {
                 }
                 None if *visible => items.push(ChangeItem::Visibility {
                     tool: tool.clone(),
-                    toolset: ts,
+                    toolset: listed.toolset.clone(),
                     instance: instance.clone(),
                     visible: true,
                 }),
                 None => {}
             }
         }
-        for ((tool, instance), (was, _)) in before_view {
+        for (key, (was, _)) in before_view {
             visit();
-            let key = (tool.clone(), instance.clone());
+            let (tool, instance) = key;
+            if !*was || after.contains_key(key) {
+                continue;
+            }
             // A tool that left the view while its instance stays open became invisible;
             // one whose instance closed is covered by the close.
             let inst_open = match self.tool(tool).and_then(|t| t.toolset.clone()) {
@@ -372,7 +375,7 @@ impl Snapshot {
                 }
                 _ => true,
             };
-            if *was && !after.contains_key(&key) && inst_open && self.tool(tool).is_some() {
+            if inst_open && self.tool(tool).is_some() {
                 items.push(ChangeItem::Visibility {
                     tool: tool.clone(),
                     toolset: self.tool(tool).and_then(|t| t.toolset.clone()),

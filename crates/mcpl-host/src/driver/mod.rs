@@ -107,6 +107,7 @@ impl Connection {
 }
 
 type Inspect = Box<dyn FnOnce(&Presenter) + Send>;
+type Gate = Box<dyn FnOnce(&Presenter) -> bool + Send>;
 type Observer = Box<dyn FnMut(&Presenter) + Send>;
 
 enum Command {
@@ -123,6 +124,8 @@ enum Command {
     AddAgent(AgentId, Box<dyn Agent>),
     RemoveAgent(AgentId),
     Call(AgentId, String, Value, oneshot::Sender<Answer>),
+    /// A call made only if its gate holds; otherwise the reply is dropped unanswered.
+    CallIf(AgentId, String, Value, Gate, oneshot::Sender<Answer>),
     Rebuild(oneshot::Sender<(bool, String)>),
     Inspect(Inspect),
     Observe(Observer),
@@ -259,6 +262,37 @@ impl Host {
         let (reply, rx) = oneshot::channel();
         self.send(Command::Call(agent.clone(), tool.to_owned(), args, reply))?;
         rx.await.map_err(|_| Error::Closed)
+    }
+
+    /// [`ask`](Self::ask), made only if `gate` holds for the presenter when the host task
+    /// takes the call (checked and called in one trip to the task); `Ok(None)` when it did
+    /// not hold and nothing was sent.
+    pub async fn ask_if(
+        &self,
+        agent: &AgentId,
+        tool: &str,
+        args: Value,
+        gate: impl FnOnce(&Presenter) -> bool + Send + 'static,
+    ) -> Result<Option<Answer>, Error> {
+        let (reply, rx) = oneshot::channel();
+        let (held_tx, mut held) = oneshot::channel();
+        let gate = Box::new(move |p: &Presenter| {
+            let ok = gate(p);
+            let _ = held_tx.send(ok);
+            ok
+        });
+        self.send(Command::CallIf(
+            agent.clone(),
+            tool.to_owned(),
+            args,
+            gate,
+            reply,
+        ))?;
+        match rx.await {
+            Ok(answer) => Ok(Some(answer)),
+            Err(_) if held.try_recv() == Ok(false) => Ok(None),
+            Err(_) => Err(Error::Closed),
+        }
     }
 
     /// Rebuilds the model-facing tool list; returns whether it changed and its digest.

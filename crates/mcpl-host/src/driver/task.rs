@@ -171,6 +171,11 @@ impl Task {
                 self.agents.remove(&id);
             }
             Command::Call(agent, tool, args, reply) => self.call(agent, &tool, &args, reply),
+            Command::CallIf(agent, tool, args, gate, reply) => {
+                if gate(&self.pres) {
+                    self.call(agent, &tool, &args, reply);
+                }
+            }
             Command::Rebuild(reply) => {
                 let changed = self.pres.rebuild();
                 let _ = reply.send((changed, self.pres.digest().to_owned()));

@@ -46,14 +46,24 @@ impl Tool {
     /// module doc); accepts and refuses what `serde_json::from_value` does.
     pub fn from_value(value: Value) -> Result<Tool, serde_json::Error> {
         use crate::owned::{missing, object, optional, raw};
-        let mut tool = Tool::new(String::new());
+        let mut tool = Tool {
+            name: String::new(),
+            title: None,
+            description: None,
+            input_schema: Value::Null,
+            output_schema: None,
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        };
         let mut name = None;
+        let mut schema = None;
         for (key, v) in object(value, "struct Tool")? {
             match key.as_str() {
                 "name" => name = Some(crate::owned::typed(v)?),
                 "title" => tool.title = optional(v)?,
                 "description" => tool.description = raw(v),
-                "inputSchema" => tool.input_schema = v,
+                "inputSchema" => schema = Some(v),
                 "outputSchema" => tool.output_schema = raw(v),
                 "annotations" => tool.annotations = raw(v),
                 "_meta" => tool.meta = optional(v)?,
@@ -63,6 +73,7 @@ impl Tool {
             }
         }
         tool.name = name.ok_or_else(|| missing("name"))?;
+        tool.input_schema = schema.unwrap_or_else(empty_object_schema);
         Ok(tool)
     }
 
