@@ -13,7 +13,7 @@ use super::{Agent, Answer, Command, HostPolicy, Observer};
 use crate::Error;
 use crate::controller::{Controller, Effect, Outcome, Pending, Snapshot};
 use crate::names::ServerName;
-use crate::presenter::{AgentId, LookQuery, Plan, Presenter, PresenterConfig};
+use crate::presenter::{AgentId, LinkState, LookQuery, Plan, Presenter, PresenterConfig};
 
 pub(super) struct Conn {
     pub(super) ctrl: Controller,
@@ -329,6 +329,16 @@ impl Task {
         let Some(mut c) = self.conns.remove(server) else {
             return;
         };
+        // The embedder hears of the end after this task does; until it reports the link's
+        // state, a call refused for the missing connection says the link is down, not up.
+        if self.pres.link(server) == Some(&LinkState::Up) {
+            let down = LinkState::Down {
+                attempt: 1,
+                error: reason.clone(),
+                retry_in: std::time::Duration::ZERO,
+            };
+            self.pres.set_link(server, down);
+        }
         c.ctrl.handle_close(now());
         let answers = self.drain_conn(server, &mut c);
         self.kept
