@@ -33,7 +33,7 @@ type View = BTreeMap<ViewKey, (bool, WasDef)>;
 enum WasDef {
     Listed,
     Shared(Arc<Definition>),
-    Owned(Definition),
+    Owned(Box<Definition>),
 }
 
 /// What one batch of hint changes may alter: the open keys its toolset entries name, and
@@ -96,7 +96,7 @@ impl DefRef<'_> {
         match self {
             DefRef::Over(o) => WasDef::Shared(o.clone()),
             DefRef::Listed(_) if list_stays => WasDef::Listed,
-            DefRef::Listed(t) => WasDef::Owned(Definition::of(t)),
+            DefRef::Listed(t) => WasDef::Owned(Box::new(Definition::of(t))),
         }
     }
 }
