@@ -49,6 +49,16 @@ enum Command {
         /// `wss://` servers that do not name their own `ca` in the config file.
         #[arg(long, value_name = "FILE")]
         ca: Option<std::path::PathBuf>,
+        /// Serve a live, read-only web page of the backends (link, rev, recovery), the
+        /// model-facing tool list with its digest and change count, and the news waiting to
+        /// be told at `http://ADDR/` (loopback unless `--inspect-token` is set), whatever
+        /// the main transport. The URL is printed on stderr.
+        #[arg(long, value_name = "ADDR")]
+        inspect: Option<String>,
+        /// With `--inspect`: the token the page asks for (required off loopback; sent by a
+        /// login form as a cookie, never in a URL).
+        #[arg(long, value_name = "TOKEN", requires = "inspect")]
+        inspect_token: Option<String>,
     },
     /// Serve the arcade, the example games server.
     Arcade {
@@ -100,9 +110,9 @@ enum Command {
     },
     /// Measure against baselines in the same run and print ratios.
     Bench {
-        /// A short run, for CI.
-        #[arg(long)]
-        quick: bool,
+        /// What to run and print.
+        #[command(flatten)]
+        flags: cmd::bench::BenchFlags,
     },
     /// Connect to a server and show what it declares: tools, hints, toolsets.
     Inspect {
@@ -206,6 +216,8 @@ fn main() -> ExitCode {
             listen,
             token,
             ca,
+            inspect,
+            inspect_token,
         } => cmd::surface::run(cmd::surface::Options {
             servers,
             config,
@@ -214,6 +226,8 @@ fn main() -> ExitCode {
             listen,
             token,
             ca,
+            inspect,
+            inspect_token,
         }),
         Command::Arcade {
             listen,
@@ -258,7 +272,7 @@ fn main() -> ExitCode {
                 report.into_args(command, None, None),
             ),
         },
-        Command::Bench { quick } => cmd::bench::run(quick),
+        Command::Bench { flags } => cmd::bench::run(flags),
         Command::Inspect { spec, connect } => cmd::inspect::run(spec, connect),
     };
     match outcome {

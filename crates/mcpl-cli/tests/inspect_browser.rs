@@ -1,9 +1,13 @@
-//! Issue 20: `mcpl arcade --inspect ADDR` in a real headless browser (Debian's chromium via
-//! chromium-driver and Python selenium, installed by `scripts/test`). The arcade serves stdio
-//! (the page works whatever the main transport); the page shows a game, then a second one
-//! opened after it loaded without a reload, changes on a move, draws one timeline mark per
-//! hint change, and logs no console error. The screenshot lands in target/tmp and, copied on
-//! purpose, in docs/inspector.png.
+//! Issue 20: `mcpl arcade --inspect ADDR` and `mcpl surface --inspect ADDR` in a real
+//! headless browser (Debian's chromium via chromium-driver and Python selenium, installed by
+//! `scripts/test`). Both serve stdio (the page works whatever the main transport).
+//!
+//! Server view: the page shows a game, then a second one opened after it loaded without a
+//! reload, changes on a move, draws one timeline mark per hint change, moves a connection's
+//! "last seen" on a ping, and logs no console error. Host view: a plain MCP client drives the surface in front of a real `mcpl arcade`;
+//! the page shows the backend, its rev and open games, follows a second game, a move and the
+//! news it leaves waiting, and the list's change counter stays 0. The screenshots land in
+//! target/tmp and, copied on purpose, in docs/inspector.png and docs/inspector-host.png.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -87,26 +91,47 @@ struct Browser {
 }
 
 impl Browser {
-    async fn reply(&mut self, what: &str) {
+    /// Starts the browser script on `url`, saving its screenshot to `shot`.
+    fn start(url: &str, shot: &Path) -> Browser {
+        let mut child = tokio::process::Command::new(root().join(".venv/bin/python"))
+            .arg(root().join("tests/e2e/inspect_browser.py"))
+            .arg(url)
+            .arg(shot)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("python starts");
+        Browser {
+            stdin: child.stdin.take().expect("piped stdin"),
+            stdout: BufReader::new(child.stdout.take().expect("piped stdout")).lines(),
+            child,
+        }
+    }
+
+    /// Reads the browser's answer; returns what follows its `ok`.
+    async fn reply(&mut self, what: &str) -> String {
         let line = tokio::time::timeout(WAIT, self.stdout.next_line())
             .await
             .unwrap_or_else(|_| panic!("the browser did not answer `{what}`"))
             .expect("the browser's stdout");
         match line {
-            Some(l) if l.starts_with("ok") => {}
+            Some(l) if l.starts_with("ok") => l[2..].trim().to_owned(),
             other => {
+                // It may be waiting for a command: stop it rather than wait for it.
+                let _ = self.child.start_kill();
                 let status = self.child.wait().await;
                 panic!("browser step `{what}` failed: {other:?} ({status:?}; its stderr above)")
             }
         }
     }
 
-    async fn step(&mut self, command: &str) {
+    async fn step(&mut self, command: &str) -> String {
         self.stdin
             .write_all(format!("{command}\n").as_bytes())
             .await
             .expect("the browser reads commands");
-        self.reply(command).await;
+        self.reply(command).await
     }
 }
 
@@ -124,24 +149,11 @@ async fn issue20_the_inspector_page_follows_games_live_in_a_real_browser() {
     need("/usr/bin/chromedriver");
     need(python.to_str().expect("a UTF-8 path"));
 
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl"));
-    command.args(["arcade", "--inspect", "127.0.0.1:0"]);
-    let mut transport = Transport::child(command, StderrMode::Capture, Limits::default())
-        .expect("mcpl arcade starts");
-    let mut stderr = transport.take_stderr().expect("captured stderr");
-    let url = tokio::time::timeout(WAIT, async {
-        loop {
-            let line = stderr
-                .next_line()
-                .await
-                .expect("the arcade prints its inspect URL");
-            if let Some(url) = line.strip_prefix("mcpl arcade: inspect at ") {
-                return url.to_owned();
-            }
-        }
-    })
-    .await
-    .expect("the inspect URL within the wait");
+    let (transport, url) = start_with_inspector(
+        &["arcade", "--inspect", "127.0.0.1:0"],
+        "mcpl arcade: inspect at ",
+    )
+    .await;
     let (peer, events) = Peer::start(transport, PeerConfig::default());
     let mut client = Client {
         peer,
@@ -175,20 +187,7 @@ async fn issue20_the_inspector_page_follows_games_live_in_a_real_browser() {
         .await;
 
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspector.png");
-    let mut child = tokio::process::Command::new(&python)
-        .arg(root().join("tests/e2e/inspect_browser.py"))
-        .arg(&url)
-        .arg(&shot)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python starts");
-    let mut browser = Browser {
-        stdin: child.stdin.take().expect("piped stdin"),
-        stdout: BufReader::new(child.stdout.take().expect("piped stdout")).lines(),
-        child,
-    };
+    let mut browser = Browser::start(&url, &shot);
     browser.reply("load the page").await;
     browser.step("wait-instance first-game").await;
     browser.step(&format!("wait-marks {}", client.rev)).await;
@@ -219,6 +218,196 @@ async fn issue20_the_inspector_page_follows_games_live_in_a_real_browser() {
     );
     browser.step(&format!("wait-marks {}", client.rev)).await;
     browser.step("wait-text push/event").await;
+
+    // "Last seen" follows any inbound message, not only hint records: a ping moves it.
+    let seen_cell = "#connections tbody tr td:nth-child(4)";
+    let before: f64 = browser
+        .step(&format!("read {seen_cell}"))
+        .await
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("last seen reads `N.N s`");
+    // Far enough apart for the page's tenths of a second to tell them apart.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    client.ask("ping", json!({})).await;
+    browser
+        .step(&format!("wait-above {seen_cell}|{}", before + 1.0))
+        .await;
+    browser.step("finish").await;
+    let _ = browser.child.wait().await;
+    assert!(shot.exists(), "the screenshot was written");
+    client.peer.close().await;
+}
+
+/// Starts `mcpl` with `args` on stdio and reads the inspector URL it prints on stderr after
+/// `prefix`.
+async fn start_with_inspector(args: &[&str], prefix: &str) -> (Transport, String) {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl"));
+    command.args(args);
+    let mut transport =
+        Transport::child(command, StderrMode::Capture, Limits::default()).expect("mcpl starts");
+    let mut stderr = transport.take_stderr().expect("captured stderr");
+    let url = tokio::time::timeout(WAIT, async {
+        loop {
+            let line = stderr
+                .next_line()
+                .await
+                .expect("mcpl prints its inspect URL");
+            if let Some(url) = line.strip_prefix(prefix) {
+                return url.to_owned();
+            }
+        }
+    })
+    .await
+    .expect("the inspect URL within the wait");
+    // Keep reading: a closed pipe would fail the process's next write to stderr.
+    tokio::spawn(async move {
+        while let Some(line) = stderr.next_line().await {
+            eprintln!("mcpl: {line}");
+        }
+    });
+    (transport, url)
+}
+
+/// A plain MCP client: no MCPL, tools only. Answers whatever the surface asks of it.
+struct PlainClient {
+    peer: Peer,
+}
+
+impl PlainClient {
+    async fn start(transport: Transport) -> PlainClient {
+        let (peer, mut events) = Peer::start(transport, PeerConfig::default());
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                if let Event::Request { responder, .. } = event {
+                    let _ = responder.respond(json!({}));
+                }
+            }
+        });
+        let client = PlainClient { peer };
+        client
+            .ask(
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "plain-browser-test", "version": "1"}}),
+            )
+            .await;
+        client
+            .peer
+            .notify_value("notifications/initialized", None)
+            .expect("the peer is open");
+        client
+    }
+
+    async fn ask(&self, method: &str, params: Value) -> Value {
+        self.peer
+            .request_value(method, Some(params), RequestOptions::timeout(WAIT))
+            .await
+            .unwrap_or_else(|e| panic!("{method} failed: {e}"))
+            .value
+    }
+
+    /// Calls a tool; returns its text, failing the test on an error result.
+    async fn call(&self, tool: &str, args: Value) -> String {
+        let r = self
+            .ask("tools/call", json!({"name": tool, "arguments": args}))
+            .await;
+        let text: Vec<&str> = r["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect();
+        let text = text.join("\n");
+        assert_ne!(r["isError"], json!(true), "{tool}: {text}");
+        text
+    }
+}
+
+/// The backend's rev as the page shows it.
+async fn rev_shown(browser: &mut Browser) -> u64 {
+    let text = browser
+        .step(r#"read #backends tr[data-server="arcade"] td.rev"#)
+        .await;
+    text.parse()
+        .unwrap_or_else(|_| panic!("the rev cell reads {text:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue20_the_surface_host_view_follows_a_plain_client_live_in_a_real_browser() {
+    need("/usr/bin/chromium");
+    need("/usr/bin/chromedriver");
+    need(
+        root()
+            .join(".venv/bin/python")
+            .to_str()
+            .expect("a UTF-8 path"),
+    );
+    let backend = format!("arcade={} arcade", env!("CARGO_BIN_EXE_mcpl"));
+    let (transport, url) = start_with_inspector(
+        &["surface", "--server", &backend, "--inspect", "127.0.0.1:0"],
+        "mcpl surface: inspect at ",
+    )
+    .await;
+    eprintln!("the surface's inspector: {url}");
+    let client = PlainClient::start(transport).await;
+    let first_list = client.ask("tools/list", json!({})).await;
+    let opened = client
+        .call(
+            "toolsets_open",
+            json!({"toolset": "go", "instance": "first-game", "options": {"size": 9}}),
+        )
+        .await;
+    assert!(opened.contains("first-game"), "{opened}");
+
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspector-host.png");
+    let mut browser = Browser::start(&url, &shot);
+    browser.reply("load the page").await;
+    let game = |name: &str| {
+        format!(r#"wait-css #backends tr[data-server="arcade"] .toolset[data-instance="{name}"]"#)
+    };
+    browser.step(&game("first-game")).await;
+    browser
+        .step(r#"wait-css-text #backends tr[data-server="arcade"] td:nth-child(2)|connected"#)
+        .await;
+    let rev_open = rev_shown(&mut browser).await;
+    assert!(rev_open > 0, "the open took a rev");
+    browser.step("wait-css-text #list-changes|0").await;
+
+    // A second game after the page loaded: it and its rev arrive without a reload.
+    client
+        .call(
+            "toolsets_open",
+            json!({"toolset": "go", "instance": "second-game", "options": {"size": 9}}),
+        )
+        .await;
+    browser.step(&game("second-game")).await;
+    let rev_second = rev_shown(&mut browser).await;
+    assert!(rev_second > rev_open, "{rev_second} after {rev_open}");
+
+    // A move: the bot's answer is pushed to the surface, which owes it to the plain client
+    // until its next call; the page shows it waiting, then told.
+    let moved = client
+        .call(
+            "toolsets_act",
+            json!({"tool": "play", "instance": "second-game", "args": {"move": "E5"}}),
+        )
+        .await;
+    assert!(!moved.is_empty());
+    browser.step("wait-css #news .news pre").await;
+    let news = browser.step("read #news .news pre").await;
+    assert!(news.contains("arcade"), "{news}");
+    let rev_moved = rev_shown(&mut browser).await;
+    assert!(rev_moved > rev_second, "{rev_moved} after {rev_second}");
+    browser.step("shot").await;
+    let look = client.call("toolsets_look", json!({})).await;
+    assert!(!look.is_empty());
+    browser.step("wait-text Nothing waiting").await;
+
+    // The model-facing list never changed: the page's counter and the client agree.
+    browser.step("wait-css-text #list-changes|0").await;
+    assert_eq!(client.ask("tools/list", json!({})).await, first_list);
     browser.step("finish").await;
     let _ = browser.child.wait().await;
     assert!(shot.exists(), "the screenshot was written");
@@ -249,55 +438,49 @@ async fn status_of(addr: &str, path: &str, headers: &[(&str, &str)]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue20_host_and_origin_are_checked_on_loopback_and_a_token_is_required_off_it() {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl"));
-    command.args(["arcade", "--inspect", "127.0.0.1:0"]);
-    let mut transport = Transport::child(command, StderrMode::Capture, Limits::default())
-        .expect("mcpl arcade starts");
-    let mut stderr = transport.take_stderr().expect("captured stderr");
-    let url = tokio::time::timeout(WAIT, async {
-        loop {
-            let line = stderr.next_line().await.expect("the inspect URL");
-            if let Some(url) = line.strip_prefix("mcpl arcade: inspect at ") {
-                return url.to_owned();
-            }
-        }
-    })
-    .await
-    .expect("the inspect URL within the wait");
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
-    let ok = status_of(&addr, "/", &[("Host", &addr)]).await;
-    assert!(ok.contains(" 200 "), "{ok}");
-    // DNS rebinding: a foreign name as Host, on the page and on its live stream.
-    for path in ["/", "/events"] {
-        let rebound = status_of(&addr, path, &[("Host", "evil.example")]).await;
-        assert!(rebound.contains(" 403 "), "{path}: {rebound}");
-        let foreign = status_of(
-            &addr,
-            path,
-            &[("Host", &addr), ("Origin", "http://evil.example")],
+    // The server view (`mcpl arcade`) and the host view (`mcpl surface`) share the checks.
+    for command in ["arcade", "surface"] {
+        let (transport, url) = start_with_inspector(
+            &[command, "--inspect", "127.0.0.1:0"],
+            &format!("mcpl {command}: inspect at "),
         )
         .await;
-        assert!(foreign.contains(" 403 "), "{path}: {foreign}");
-    }
-    let stream = status_of(
-        &addr,
-        "/events",
-        &[("Host", &addr), ("Origin", &format!("http://{addr}"))],
-    )
-    .await;
-    assert!(stream.contains(" 200 "), "{stream}");
-    drop(transport);
+        let addr = url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
+        let ok = status_of(&addr, "/", &[("Host", &addr)]).await;
+        assert!(ok.contains(" 200 "), "{command}: {ok}");
+        // DNS rebinding: a foreign name as Host, on the page and on its live stream.
+        for path in ["/", "/events"] {
+            let rebound = status_of(&addr, path, &[("Host", "evil.example")]).await;
+            assert!(rebound.contains(" 403 "), "{command} {path}: {rebound}");
+            let foreign = status_of(
+                &addr,
+                path,
+                &[("Host", &addr), ("Origin", "http://evil.example")],
+            )
+            .await;
+            assert!(foreign.contains(" 403 "), "{command} {path}: {foreign}");
+        }
+        let stream = status_of(
+            &addr,
+            "/events",
+            &[("Host", &addr), ("Origin", &format!("http://{addr}"))],
+        )
+        .await;
+        assert!(stream.contains(" 200 "), "{command}: {stream}");
+        drop(transport);
 
-    // Off loopback without a token: refused at start, with the reason.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpl"))
-        .args(["arcade", "--inspect", "0.0.0.0:0"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("mcpl runs");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--inspect-token"), "{err}");
+        // Off loopback without a token: refused at start, with the reason, before serving.
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpl"))
+            .args([command, "--inspect", "0.0.0.0:0"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("mcpl runs");
+        assert!(!out.status.success(), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--inspect-token"), "{command}: {err}");
+        assert!(out.stdout.is_empty(), "{command} served before refusing");
+    }
 }

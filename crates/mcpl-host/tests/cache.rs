@@ -152,3 +152,12 @@ fn s8_4_a_projection_already_published_asks_for_no_further_rebuild() {
         "the published projection reads as stale"
     );
 }
+
+#[test]
+fn s8_1_the_first_list_with_servers_is_the_first_publication_not_a_change() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    // The helper's first rebuild published the servers' list: nothing counted.
+    assert_eq!(h.pres.list_changes(), 0);
+    assert!(!h.rebuild());
+    assert_eq!(h.pres.list_changes(), 0);
+}

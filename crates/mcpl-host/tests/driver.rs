@@ -109,3 +109,76 @@ async fn driver_connects_opens_tells_and_keeps_the_digest() {
         .expect("act");
     assert_eq!(text, "ok");
 }
+
+#[tokio::test(start_paused = true)]
+async fn driver_status_shows_revs_recovery_the_list_and_waiting_news_and_reads_change_nothing() {
+    let (a, b) = Transport::memory_pair();
+    let server = serve(b);
+    let (peer, events) = Peer::start(a, PeerConfig::default());
+    let host = Host::start(PresenterConfig::default(), HostPolicy::default());
+    let agent = mcpl_host::AgentId("reader".into());
+    host.add_agent(agent.clone(), ResultsOnly).expect("agent");
+    let mut turns = host.turns().await.expect("turns");
+    let mut cfg = ControllerConfig::new(mcpl_host::ServerName::parse("arcade").unwrap(), "alice");
+    cfg.manifest = Some(arcade().manifest);
+    host.add_server(cfg, peer, events).await.expect("added");
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    host.rebuild().await.expect("rebuild");
+    host.ask(
+        &agent,
+        "toolsets_open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .await
+    .expect("open");
+    let hint = json!({"rev": 3, "tools": [{"name": "board", "instance": "g1", "visible": false}]});
+    turns.borrow_and_update();
+    server
+        .send(Message::Notification(Notification::new(
+            "tools/hints",
+            Some(hint),
+        )))
+        .expect("send");
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    assert!(turns.has_changed().expect("open"), "a frame is a turn");
+    turns.borrow_and_update();
+
+    let status = host.status().await.expect("status");
+    let s = &status.servers[0];
+    assert_eq!(s.name.as_str(), "arcade");
+    assert!(s.connected && s.hinted && s.ready);
+    assert_eq!(s.rev, mcpl_host::Rev(3));
+    assert_eq!(
+        s.recovery.map(|r| r.phase),
+        Some(mcpl_host::controller::RecoveryPhase::Idle)
+    );
+    assert_eq!(s.open.len(), 1);
+    assert_eq!(s.open[0].instance.as_deref(), Some("g1"));
+    assert!(!s.open[0].visible.contains(&"board".to_owned()));
+    assert!(s.open[0].visible.contains(&"play".to_owned()));
+    assert_eq!(status.list_changes, 0);
+    assert!(status.tools.contains(&"toolsets_open".to_owned()));
+    assert!(!status.digest.is_empty());
+    // A results-only agent is owed the hint until its next answer.
+    let news = &status.agents[0];
+    assert_eq!(news.id, agent);
+    assert_eq!(news.waiting.len(), 1);
+    assert!(news.waiting[0].text.contains("`board`"));
+
+    // Reading the status is not a turn a watcher is woken for, and tells nobody anything.
+    let again = host.status().await.expect("status");
+    assert_eq!(again, status);
+    assert!(!turns.has_changed().expect("open"));
+}
+
+/// An agent whose window is its results (a plain MCP client).
+struct ResultsOnly;
+
+impl Agent for ResultsOnly {
+    fn notice(&mut self, _item: &WindowItem) -> bool {
+        false
+    }
+    fn results_are_window(&self) -> bool {
+        true
+    }
+}

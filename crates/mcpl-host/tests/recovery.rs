@@ -570,3 +570,65 @@ fn s6_an_instance_that_closes_tells_the_close_not_its_tools_going_invisible() {
         "the close also told its tools going invisible: {items:?}"
     );
 }
+
+#[test]
+fn h24_h25_recovery_status_shows_the_read_the_queued_run_and_the_back_off() {
+    use mcpl_host::controller::RecoveryPhase;
+    let mut p = Pair::new(arcade());
+    p.clear();
+    assert_eq!(p.host.recovery().phase, RecoveryPhase::Idle);
+    let runs = p.host.recovery().runs;
+    p.hold.insert("tools/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    p.host.resync(p.now);
+    p.flush();
+    let reading = p.host.recovery();
+    assert_eq!(reading.phase, RecoveryPhase::ReadingList);
+    assert_eq!(reading.runs, runs + 1);
+    assert!(reading.again, "the trigger during the run queues one more");
+    assert_eq!(
+        reading.to_string(),
+        "reading tools/list; one more run queued"
+    );
+    p.release("tools/list");
+    p.run();
+    assert_eq!(p.host.recovery().phase, RecoveryPhase::Idle);
+    assert_eq!(p.host.recovery().runs, runs + 2);
+
+    // A failed read waits out its back-off, and says so.
+    p.server.borrow_mut().fail_list = true;
+    p.host.resync(p.now);
+    p.run();
+    let failed = p.host.recovery();
+    assert!(matches!(failed.phase, RecoveryPhase::Waiting { .. }));
+    assert_eq!(failed.failures, 1);
+    assert_eq!(failed.to_string(), "waiting to retry (1 failed in a row)");
+}
+
+#[test]
+fn h11_a_new_connections_list_sets_visibility_over_the_old_connections_revs() {
+    let mut p = Pair::new(arcade());
+    // On the first connection a hint at rev 2 makes the static `challenge` visible.
+    p.server.borrow_mut().set_visible("challenge", None, true);
+    p.run();
+    assert!(p.host.snapshot().visible("challenge", None));
+    let prev = p.host.snapshot().clone();
+    // While away it goes invisible; the new connection's list (rev 0) says so.
+    p.server
+        .borrow_mut()
+        .loose
+        .insert("challenge".into(), false);
+    let cfg = config(&p.server.borrow());
+    let server = p.server.clone();
+    let mut q = Pair::attach(server, cfg.clone());
+    q.host = mcpl_host::Controller::resume(cfg, q.now, Some(prev));
+    q.clear();
+    q.run();
+    assert_eq!(q.sent_methods(), vec!["tools/list", "toolsets/list"]);
+    // H11: revs restart at 0 on a new connection, so rev 2 of the old one outranks nothing.
+    assert!(
+        !q.host.snapshot().visible("challenge", None),
+        "the old connection's rev 2 kept a value the new connection's list replaced"
+    );
+}

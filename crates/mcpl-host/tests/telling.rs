@@ -715,3 +715,29 @@ fn h54_the_text_an_open_or_close_result_carries_reaches_the_agent_attributed() {
     let closed = h.call("toolsets_close", json!({"toolset": "cards"}));
     assert!(closed.contains("arcade says \"closed\""), "{closed}");
 }
+
+#[test]
+fn h43_h47_waiting_news_is_shown_without_being_told() {
+    use mcpl_host::presenter::WaitingState;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    assert_eq!(h.pres.agents(), vec![&h.agent]);
+    assert!(h.pres.waiting(&h.agent).is_empty());
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("board", Some("g1"), false);
+    h.sync();
+    let waiting = h.pres.waiting(&h.agent);
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].state, WaitingState::Owed);
+    assert_eq!(waiting[0].server.as_str(), "arcade");
+    assert!(waiting[0].text.contains("`board`"), "{}", waiting[0].text);
+    // Looking told nothing: the notice still goes out, once.
+    assert_eq!(h.pres.owed(&h.agent), 1);
+    let told = h.notices();
+    assert_eq!(told.len(), 1);
+    assert_eq!(told[0], waiting[0].text);
+    assert!(h.pres.waiting(&h.agent).is_empty());
+}

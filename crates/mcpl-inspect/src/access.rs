@@ -1,7 +1,9 @@
 //! Who may read the page: the `Host` and `Origin` checks (against DNS rebinding and other
-//! sites' pages, on loopback too) and the token required off loopback.
+//! sites' pages, on loopback too; `mcpl-rpc`'s [`BoundSite`] decides them) and the token
+//! required off loopback.
 
 use axum::http::{HeaderMap, header};
+use mcpl_rpc::transport::origin::BoundSite;
 use std::net::SocketAddr;
 
 /// The cookie the login form sets; the token is never carried in a URL.
@@ -24,7 +26,7 @@ pub enum AccessError {
 /// The request checks of one inspector, bound to its address.
 #[derive(Debug, Clone)]
 pub struct Access {
-    hosts: Vec<String>,
+    site: BoundSite,
     token: Option<String>,
 }
 
@@ -54,43 +56,20 @@ impl Access {
         if !loopback && token.is_none() {
             return Err(AccessError::TokenRequired(addr));
         }
-        let port = addr.port();
-        let mut hosts = vec![addr.to_string()];
-        if loopback {
-            hosts.extend([
-                format!("localhost:{port}"),
-                format!("127.0.0.1:{port}"),
-                format!("[::1]:{port}"),
-            ]);
-        }
-        hosts.dedup();
-        Ok(Access { hosts, token })
-    }
-
-    /// Whether `host` (a `Host` header value) names this inspector.
-    fn host_ok(&self, host: &str) -> bool {
-        self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
+        Ok(Access {
+            site: BoundSite::bound_at(addr),
+            token,
+        })
     }
 
     /// Checks `Host` and `Origin` only (for the login form itself).
     pub fn check_site(&self, headers: &HeaderMap) -> Verdict {
-        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
-            return Verdict::Forbidden;
-        };
-        if !self.host_ok(host) {
-            return Verdict::Forbidden;
+        let text = |name| headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"));
+        if self.site.permits(text(header::HOST), text(header::ORIGIN)) {
+            Verdict::Allow
+        } else {
+            Verdict::Forbidden
         }
-        if let Some(origin) = headers.get(header::ORIGIN) {
-            let ok = origin
-                .to_str()
-                .ok()
-                .and_then(|o| o.strip_prefix("http://"))
-                .is_some_and(|o| self.host_ok(o));
-            if !ok {
-                return Verdict::Forbidden;
-            }
-        }
-        Verdict::Allow
     }
 
     /// Checks `Host`, `Origin` and, when one is set, the token (cookie or header).

@@ -1,11 +1,13 @@
 //! The page's picture of a server: built from observer records and principal states, sent to
 //! the page as one JSON snapshot.
 
-use mcpl_server::observe::Observation;
+use mcpl_server::observe::{LastSeen, Observation};
 use mcpl_server::{PrincipalState, ToolState};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// How many hint changes the page keeps (the oldest go first).
 pub const CHANGES_KEPT: usize = 500;
@@ -19,7 +21,7 @@ pub struct ConnectionView {
     pub principal: String,
     /// The last rev sent on it (0: none yet).
     pub rev: u64,
-    /// Milliseconds since the inspector started, at its last record.
+    /// Milliseconds since the inspector started, at its last inbound message or record.
     pub last_seen_ms: u64,
     /// Still connected.
     pub open: bool,
@@ -43,9 +45,13 @@ pub struct ChangeView {
 }
 
 /// The server view: everything the page draws.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ServerModel {
+    /// When the inspector started: the page's times are milliseconds after it.
+    start: Instant,
     connections: BTreeMap<u64, ConnectionView>,
+    /// Each open connection's last inbound message, as its driver stamps it.
+    seen: BTreeMap<u64, Arc<LastSeen>>,
     principals: BTreeMap<String, Value>,
     changes: VecDeque<ChangeView>,
     total_changes: u64,
@@ -54,6 +60,36 @@ pub struct ServerModel {
 }
 
 impl ServerModel {
+    /// An empty view; its times count from `start`.
+    pub fn new(start: Instant) -> Self {
+        ServerModel {
+            start,
+            connections: BTreeMap::new(),
+            seen: BTreeMap::new(),
+            principals: BTreeMap::new(),
+            changes: VecDeque::new(),
+            total_changes: 0,
+            missed: 0,
+        }
+    }
+
+    /// Brings each open connection's last-seen time up to its last inbound message; true
+    /// when one moved (the page should be sent a new snapshot).
+    pub fn refresh_seen(&mut self) -> bool {
+        let mut moved = false;
+        for (id, seen) in &self.seen {
+            let at = u64::try_from(seen.at().saturating_duration_since(self.start).as_millis())
+                .unwrap_or(u64::MAX);
+            if let Some(c) = self.connections.get_mut(id)
+                && at > c.last_seen_ms
+            {
+                c.last_seen_ms = at;
+                moved = true;
+            }
+        }
+        moved
+    }
+
     /// Takes one observer record seen `t_ms` after start; returns the principal whose state
     /// should be read again.
     pub fn record(&mut self, t_ms: u64, observation: Observation) -> String {
@@ -61,7 +97,9 @@ impl ServerModel {
             Observation::Connected {
                 connection,
                 principal,
+                seen,
             } => {
+                self.seen.insert(connection.0, seen);
                 self.connections.insert(
                     connection.0,
                     ConnectionView {
@@ -78,6 +116,7 @@ impl ServerModel {
                 connection,
                 principal,
             } => {
+                self.seen.remove(&connection.0);
                 if let Some(c) = self.connections.get_mut(&connection.0) {
                     c.open = false;
                     c.last_seen_ms = t_ms;
@@ -187,13 +226,15 @@ mod tests {
 
     #[test]
     fn hint_changes_set_the_connection_rev_and_join_the_stream() {
-        let mut m = ServerModel::default();
+        let start = Instant::now();
+        let mut m = ServerModel::new(start);
         let p = Principal::authenticated("ada");
         m.record(
             1,
             Observation::Connected {
                 connection: ConnectionId(3),
                 principal: p.clone(),
+                seen: Arc::new(LastSeen::new(start)),
             },
         );
         for rev in 1..=2 {
@@ -219,5 +260,27 @@ mod tests {
             },
         );
         assert_eq!(m.snapshot(9)["connections"][0]["open"], false);
+    }
+
+    #[test]
+    fn last_seen_follows_every_inbound_message_not_only_records() {
+        use std::time::Duration;
+        let start = Instant::now();
+        let mut m = ServerModel::new(start);
+        let seen = Arc::new(LastSeen::new(start + Duration::from_millis(10)));
+        m.record(
+            10,
+            Observation::Connected {
+                connection: ConnectionId(1),
+                principal: Principal::authenticated("ada"),
+                seen: seen.clone(),
+            },
+        );
+        assert!(!m.refresh_seen(), "nothing arrived yet");
+        // A ping, say: no record, but the driver stamped it.
+        seen.touch(start + Duration::from_millis(2500));
+        assert!(m.refresh_seen());
+        assert_eq!(m.snapshot(3000)["connections"][0]["last_seen_ms"], 2500);
+        assert!(!m.refresh_seen(), "no new message, no new snapshot");
     }
 }

@@ -2,6 +2,7 @@
 //! form when a token is required. Read-only: nothing here changes the server.
 
 use crate::access::{Access, COOKIE, Verdict};
+use crate::host::HostModel;
 use crate::model::ServerModel;
 use axum::Router;
 use axum::extract::{Form, State};
@@ -36,6 +37,9 @@ struct Shared {
     snapshots: watch::Receiver<Arc<String>>,
 }
 
+/// The least time between two host-view builds: a burst of host turns is drawn once.
+const HOST_VIEW_GAP: Duration = Duration::from_millis(100);
+
 /// Serves the server view of `handle` on `listener` (already bound) until the process ends.
 /// `token`: required when the address is not loopback.
 pub async fn inspect_server(
@@ -43,24 +47,84 @@ pub async fn inspect_server(
     handle: Handle,
     token: Option<String>,
 ) -> Result<Inspector, crate::AccessError> {
-    let addr = listener
-        .local_addr()
-        .expect("a bound listener has an address");
-    let access = Arc::new(Access::new(addr, token)?);
+    let access = access_for(&listener, token)?;
     let records = handle.observe();
     let (tx, rx) = watch::channel(Arc::new(String::new()));
     tokio::spawn(follow(handle, records, tx));
-    let shared = Shared {
-        access,
-        snapshots: rx,
-    };
+    Ok(spawn_page(listener, access, rx))
+}
+
+/// Serves the host view of a surface's `host` on `listener` (already bound) until the
+/// process ends: backends, revs and recovery, the model-facing list with its digest and
+/// change count, the news waiting to be told. `token`: required off loopback.
+pub async fn inspect_host(
+    listener: tokio::net::TcpListener,
+    host: mcpl_host::driver::Host,
+    token: Option<String>,
+) -> Result<Inspector, crate::AccessError> {
+    let access = access_for(&listener, token)?;
+    let (tx, rx) = watch::channel(Arc::new(String::new()));
+    if let Ok(turns) = host.turns().await {
+        tokio::spawn(follow_host(host, turns, tx));
+    }
+    Ok(spawn_page(listener, access, rx))
+}
+
+fn access_for(
+    listener: &tokio::net::TcpListener,
+    token: Option<String>,
+) -> Result<Arc<Access>, crate::AccessError> {
+    let addr = listener
+        .local_addr()
+        .expect("a bound listener has an address");
+    Ok(Arc::new(Access::new(addr, token)?))
+}
+
+fn spawn_page(
+    listener: tokio::net::TcpListener,
+    access: Arc<Access>,
+    snapshots: watch::Receiver<Arc<String>>,
+) -> Inspector {
+    let addr = listener
+        .local_addr()
+        .expect("a bound listener has an address");
+    let shared = Shared { access, snapshots };
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, router(shared)).await {
             tracing::warn!(error = %e, "the inspector stopped");
         }
     });
-    Ok(Inspector { addr })
+    Inspector { addr }
 }
+
+/// Reads the host's status after its turns and publishes each new snapshot. Builds are at
+/// least [`HOST_VIEW_GAP`] apart and a page that reads slowly sees only the latest one, so
+/// neither a busy host nor a slow page makes the other wait.
+async fn follow_host(
+    host: mcpl_host::driver::Host,
+    mut turns: watch::Receiver<u64>,
+    tx: watch::Sender<Arc<String>>,
+) {
+    let start = tokio::time::Instant::now();
+    let ms = move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let mut model = HostModel::default();
+    loop {
+        turns.borrow_and_update();
+        let Ok(status) = host.status().await else {
+            return;
+        };
+        model.update(ms(), &status);
+        let _ = tx.send(Arc::new(model.snapshot(ms()).to_string()));
+        if turns.changed().await.is_err() {
+            return;
+        }
+        tokio::time::sleep(HOST_VIEW_GAP).await;
+    }
+}
+
+/// How often the server view looks for connections that received messages since it last
+/// drew (their last-seen time moves without a record).
+const SEEN_EVERY: Duration = Duration::from_secs(1);
 
 /// Keeps the model current from observer records and publishes each new snapshot. A page
 /// that reads slowly sees only the latest snapshot (a watch channel keeps one).
@@ -71,10 +135,21 @@ async fn follow(
 ) {
     let start = tokio::time::Instant::now();
     let ms = move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let mut model = ServerModel::default();
+    let mut model = ServerModel::new(start.into_std());
     let _ = tx.send(Arc::new(model.snapshot(ms()).to_string()));
+    let mut seen_tick = tokio::time::interval(SEEN_EVERY);
+    seen_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let principal = match records.recv().await {
+        let record = tokio::select! {
+            record = records.recv() => record,
+            _ = seen_tick.tick() => {
+                if model.refresh_seen() {
+                    let _ = tx.send(Arc::new(model.snapshot(ms()).to_string()));
+                }
+                continue;
+            }
+        };
+        let principal = match record {
             Ok(record) => model.record(ms(), record),
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 model.missed(n);
@@ -91,6 +166,7 @@ async fn follow(
         {
             model.set_state(&principal, &state);
         }
+        model.refresh_seen();
         let _ = tx.send(Arc::new(model.snapshot(ms()).to_string()));
     }
 }

@@ -549,10 +549,15 @@ impl<A: App> Runtime<A> {
         tokio::pin!(handshake);
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.register(&principal, connection, tx.clone());
+        // Only while a watcher is attached: then each inbound message costs one atomic store.
+        let mut seen = None;
         self.hub.observe(|| {
+            let last = Arc::new(crate::observe::LastSeen::new(now()));
+            seen = Some(last.clone());
             Some(Observation::Connected {
                 connection,
                 principal: principal.clone(),
+                seen: last,
             })
         });
         let mut session = self.server.session(principal.clone(), connection, now());
@@ -574,6 +579,9 @@ impl<A: App> Runtime<A> {
                 event = events.recv() => match event {
                     None | Some(RpcEvent::Closed { .. }) => break Ok(()),
                     Some(event) => {
+                        if let Some(seen) = &seen {
+                            seen.touch(now());
+                        }
                         if let Some(event) = lifecycle(event, &mut initialized) {
                             feed(&mut session, event);
                         }

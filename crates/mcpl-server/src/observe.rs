@@ -10,6 +10,9 @@ use mcpl_protocol::jsonrpc::Message;
 use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::HINTS_KEY;
 use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// How many records wait for a slow watcher before the oldest are dropped.
 pub const OBSERVER_CAPACITY: usize = 1024;
@@ -23,6 +26,8 @@ pub enum Observation {
         connection: ConnectionId,
         /// Whom it acts for.
         principal: Principal,
+        /// When it last received a message; the driver touches it on every inbound message.
+        seen: Arc<LastSeen>,
     },
     /// A connection ended.
     Disconnected {
@@ -44,6 +49,38 @@ pub enum Observation {
     },
 }
 
+/// When a connection last received a message: one relaxed atomic store per inbound message,
+/// made only for connections that started while a watcher was attached. A watcher reads it
+/// when it draws, so a busy connection sends no records for it.
+#[derive(Debug)]
+pub struct LastSeen {
+    since: Instant,
+    /// Milliseconds after `since`.
+    ms: AtomicU64,
+}
+
+impl LastSeen {
+    /// A connection that started (and was last seen) at `now`.
+    pub fn new(now: Instant) -> Self {
+        LastSeen {
+            since: now,
+            ms: AtomicU64::new(0),
+        }
+    }
+
+    /// A message arrived at `now`.
+    pub fn touch(&self, now: Instant) {
+        let ms = u64::try_from(now.saturating_duration_since(self.since).as_millis())
+            .unwrap_or(u64::MAX);
+        self.ms.fetch_max(ms, Ordering::Relaxed);
+    }
+
+    /// When the last message arrived (the start, before any).
+    pub fn at(&self) -> Instant {
+        self.since + Duration::from_millis(self.ms.load(Ordering::Relaxed))
+    }
+}
+
 /// The hint changes `message` carries, with their carrier, if any.
 pub fn hints_of(message: &Message) -> Option<(&'static str, Value)> {
     match message {
@@ -60,5 +97,22 @@ pub fn hints_of(message: &Message) -> Option<(&'static str, Value)> {
             Some(("result", hints.clone()))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_seen_moves_forward_only() {
+        let start = Instant::now();
+        let seen = LastSeen::new(start);
+        assert_eq!(seen.at(), start);
+        seen.touch(start + Duration::from_millis(1500));
+        assert_eq!(seen.at(), start + Duration::from_millis(1500));
+        // A late writer with an older time does not move it back.
+        seen.touch(start + Duration::from_millis(200));
+        assert_eq!(seen.at(), start + Duration::from_millis(1500));
     }
 }

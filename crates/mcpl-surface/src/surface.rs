@@ -136,6 +136,12 @@ impl Surface {
         Ok(())
     }
 
+    /// The host library's driver the surface runs on, for read-only watchers (the
+    /// inspector page reads [`Host::status`](mcpl_host::driver::Host::status)).
+    pub fn host(&self) -> &mcpl_host::driver::Host {
+        &self.shared.host
+    }
+
     /// Where a backing server's link stands.
     pub fn status(&self, server: &ServerName) -> Option<LinkStatus> {
         let links = self.links.lock().ok()?;

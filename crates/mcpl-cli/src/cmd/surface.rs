@@ -1,6 +1,7 @@
 //! `mcpl surface`: the surface host on stdio, in front of the given servers or the embedded
 //! arcade.
 
+use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -105,6 +106,10 @@ pub struct Options {
     pub token: Option<String>,
     /// `--ca FILE`: trusted for every URL server that names no `ca` of its own.
     pub ca: Option<PathBuf>,
+    /// `--inspect ADDR`: where to serve the live inspector page.
+    pub inspect: Option<String>,
+    /// `--inspect-token`: required when `--inspect` is not loopback.
+    pub inspect_token: Option<String>,
 }
 
 /// The surface's configuration from the options: the config file's servers, then the
@@ -154,7 +159,27 @@ pub fn run(opts: Options) -> anyhow::Result<ExitCode> {
         .build()?;
     runtime.block_on(async move {
         let connector = EmbeddedConnector::new(ArcadeConfig::default());
+        // The inspector's address and token are checked before any backend is started.
+        let inspect = match &opts.inspect {
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("binding --inspect {addr}"))?;
+                mcpl_inspect::Access::new(listener.local_addr()?, opts.inspect_token.clone())?;
+                Some(listener)
+            }
+            None => None,
+        };
         let surface = Arc::new(Surface::start(config, Arc::new(connector))?);
+        if let Some(listener) = inspect {
+            let inspector = mcpl_inspect::inspect_host(
+                listener,
+                surface.host().clone(),
+                opts.inspect_token.clone(),
+            )
+            .await?;
+            eprintln!("mcpl surface: inspect at http://{}/", inspector.addr);
+        }
         match listen {
             Some(listen) => mcpl_surface::listen::serve(surface, listen).await?,
             None => {

@@ -48,9 +48,78 @@ impl Recovery {
             _ => None,
         }
     }
+
+    /// Where recovery stands, for a reader (an inspector page, a log).
+    pub(crate) fn status(&self) -> RecoveryStatus {
+        let phase = match self.phase {
+            Phase::Idle => RecoveryPhase::Idle,
+            Phase::List(_) => RecoveryPhase::ReadingList,
+            Phase::Statement => RecoveryPhase::ReadingStatement,
+            Phase::Backoff(at) => RecoveryPhase::Waiting { until: at },
+        };
+        RecoveryStatus {
+            phase,
+            runs: self.run,
+            failures: self.failures,
+            again: self.again,
+        }
+    }
+}
+
+/// What a recovery run is doing now (§6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecoveryPhase {
+    /// No run out: the applied state is current as far as the host knows.
+    Idle,
+    /// Reading `tools/list` (every page).
+    ReadingList,
+    /// Reading `toolsets/list` after the list.
+    ReadingStatement,
+    /// A failed run's back-off, or the rate limit, holds the next run until `until`.
+    Waiting {
+        /// When the next run may start.
+        until: Instant,
+    },
+}
+
+/// One connection's recovery, as [`Controller::recovery`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecoveryStatus {
+    /// What the current run is doing.
+    pub phase: RecoveryPhase,
+    /// Runs started on this connection (the connect read is the first).
+    pub runs: u64,
+    /// Failed runs in a row (0 after a whole read).
+    pub failures: u32,
+    /// A trigger arrived during the run: exactly one more run follows it (H24).
+    pub again: bool,
+}
+
+impl std::fmt::Display for RecoveryStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.phase {
+            RecoveryPhase::Idle => write!(f, "idle")?,
+            RecoveryPhase::ReadingList => write!(f, "reading tools/list")?,
+            RecoveryPhase::ReadingStatement => write!(f, "reading toolsets/list")?,
+            RecoveryPhase::Waiting { .. } => write!(f, "waiting to retry")?,
+        }
+        if self.failures > 0 {
+            write!(f, " ({} failed in a row)", self.failures)?;
+        }
+        if self.again {
+            write!(f, "; one more run queued")?;
+        }
+        Ok(())
+    }
 }
 
 impl Controller {
+    /// Where this connection's recovery stands: idle, reading, or waiting to retry.
+    pub fn recovery(&self) -> RecoveryStatus {
+        self.recovery.status()
+    }
+
     /// Starts a recovery run, or marks one more run if a run is out (H24).
     pub(super) fn trigger(&mut self, now: Instant, reason: RecoveryReason) {
         if self.closed {

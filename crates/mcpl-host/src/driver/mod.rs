@@ -129,6 +129,18 @@ enum Command {
     Rebuild(oneshot::Sender<(bool, String)>),
     Inspect(Inspect),
     Observe(Observer),
+    Status(oneshot::Sender<HostStatus>),
+    Turns(oneshot::Sender<watch::Receiver<u64>>),
+}
+
+impl Command {
+    /// A command that only reads: the turn serving it changes nothing a watcher shows.
+    fn reads_only(&self) -> bool {
+        matches!(
+            self,
+            Command::Inspect(_) | Command::Status(_) | Command::Turns(_)
+        )
+    }
 }
 
 /// A handle to the running host task. Cloning it is cheap; the task ends when every handle
@@ -332,6 +344,23 @@ impl Host {
         self.send(Command::Observe(Box::new(f)))
     }
 
+    /// What the host is doing now: servers, revs, recovery, the list and its change count,
+    /// the news each agent is owed. Read inside the host task; changes nothing.
+    pub async fn status(&self) -> Result<HostStatus, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Status(reply))?;
+        rx.await.map_err(|_| Error::Closed)
+    }
+
+    /// A counter that grows after every turn of the host task that may have changed what
+    /// [`status`](Self::status) shows (a frame, a deadline, a command other than a read).
+    /// Made on first use: a host nobody watches counts nothing.
+    pub async fn turns(&self) -> Result<watch::Receiver<u64>, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Turns(reply))?;
+        rx.await.map_err(|_| Error::Closed)
+    }
+
     /// Waits until `ready` holds for the presenter, or `limit` passes; returns whether it
     /// held.
     pub async fn wait_until(
@@ -385,4 +414,7 @@ fn no_policy(manifest: Option<&Value>, e: Option<&mcpl_rpc::RpcError>) -> Withhe
 }
 
 mod answers;
+mod status;
 mod task;
+
+pub use status::{AgentStatus, HostStatus, OpenStatus, ServerStatus};

@@ -57,6 +57,8 @@ pub(super) struct Task {
     /// Each server's snapshot version when last drained; a new one runs the observers.
     pub(super) versions: BTreeMap<ServerName, u64>,
     pub(super) changed: bool,
+    /// Counts turns that may have changed the status, once someone asked to watch.
+    pub(super) turns: Option<watch::Sender<u64>>,
 }
 
 pub(super) fn now() -> std::time::Instant {
@@ -83,6 +85,7 @@ pub(super) async fn run(
         next_epoch: 0,
         versions: BTreeMap::new(),
         changed: false,
+        turns: None,
     };
     loop {
         let deadline = t.conns.values().filter_map(|c| c.ctrl.poll_timeout()).min();
@@ -92,9 +95,13 @@ pub(super) async fn run(
                 None => std::future::pending().await,
             }
         };
+        let mut read_only = false;
         tokio::select! {
             cmd = rx.recv() => match cmd {
-                Some(cmd) => t.command(cmd),
+                Some(cmd) => {
+                    read_only = cmd.reads_only();
+                    t.command(cmd);
+                }
                 None => break,
             },
             Some((server, epoch, ev)) = frames.recv() => t.frame(&server, epoch, ev),
@@ -107,6 +114,9 @@ pub(super) async fn run(
         }
         t.drain();
         progress.send_modify(|n| *n += 1);
+        if let Some(turns) = t.turns.as_ref().filter(|_| !read_only) {
+            turns.send_modify(|n| *n += 1);
+        }
     }
     for (_, c) in std::mem::take(&mut t.conns) {
         c.peer.close().await;
@@ -182,6 +192,13 @@ impl Task {
             }
             Command::Inspect(f) => f(&self.pres),
             Command::Observe(f) => self.observers.push(f),
+            Command::Status(reply) => {
+                let _ = reply.send(self.status());
+            }
+            Command::Turns(reply) => {
+                let turns = self.turns.get_or_insert_with(|| watch::channel(0).0);
+                let _ = reply.send(turns.subscribe());
+            }
         }
     }
 

@@ -45,7 +45,7 @@ pub use projection::projected_name;
 pub use queue::{MAX_NOTICE, Token};
 pub use refusal::{Refusal, Wanted, open_call};
 pub use search::{SEARCH_TOP, words};
-pub use window::{AgentId, WindowItem};
+pub use window::{AgentId, Waiting, WaitingState, WindowItem};
 pub use withheld::{Withheld, needs_ungranted};
 
 /// The bound on one notice's length, in bytes (H73).
@@ -132,7 +132,10 @@ impl Presenter {
             ..Presenter::default()
         };
         p.rebuild();
+        // The empty list above was never published: the embedder's first rebuild is the
+        // first publication, and only changes after it count.
         p.list_changes = 0;
+        p.rebuilt_once = false;
         p
     }
 
@@ -208,7 +211,7 @@ impl Presenter {
         &self.digest
     }
 
-    /// How many rebuilds changed the published list since the first.
+    /// How many rebuilds changed the published list since the embedder's first one.
     pub fn list_changes(&self) -> u64 {
         self.list_changes
     }

@@ -27,7 +27,76 @@ pub struct WindowItem {
     pub text: String,
 }
 
+/// Where an entry an agent is owed stands (see [`Presenter::waiting`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WaitingState {
+    /// To be told: as a notice, or with the server's next answer without the grant (H47).
+    Owed,
+    /// Claimed by a request whose answer it will ride with (H42).
+    Claimed,
+    /// A push's change, waiting for the push's own delivery (H47).
+    AwaitingPush,
+    /// Handed out in a text not yet reported stored (H45).
+    HandedOut,
+}
+
+impl std::fmt::Display for WaitingState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WaitingState::Owed => "owed",
+            WaitingState::Claimed => "rides with an answer",
+            WaitingState::AwaitingPush => "waits for its push",
+            WaitingState::HandedOut => "handed out, not yet stored",
+        })
+    }
+}
+
+/// One piece of news an agent has not been told yet, as a reader sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    /// The server it is about.
+    pub server: ServerName,
+    /// Where it stands.
+    pub state: WaitingState,
+    /// The text it would be told as now, on its own.
+    pub text: String,
+}
+
 impl Presenter {
+    /// The agents with a window, sorted.
+    pub fn agents(&self) -> Vec<&AgentId> {
+        self.agents.keys().collect()
+    }
+
+    /// The news `agent` is still owed, in read order, each rendered on its own. A read-only
+    /// look (for an inspector): nothing is handed out or marked told, and an entry with
+    /// nothing left to tell is left out.
+    pub fn waiting(&self, agent: &AgentId) -> Vec<Waiting> {
+        let Some(a) = self.agents.get(agent) else {
+            return Vec::new();
+        };
+        a.entries
+            .iter()
+            .filter_map(|e| {
+                let mut marks = Marks::default();
+                let lines = render_body(self, a, &e.server, &e.body, &mut marks, false);
+                let text = finish(&e.server, lines)?;
+                let state = match e.state {
+                    State::Owed => WaitingState::Owed,
+                    State::Claimed(_) => WaitingState::Claimed,
+                    State::AwaitEvent(_) => WaitingState::AwaitingPush,
+                    State::Out(_) => WaitingState::HandedOut,
+                };
+                Some(Waiting {
+                    server: e.server.clone(),
+                    state,
+                    text,
+                })
+            })
+            .collect()
+    }
+
     /// Registers an agent window; changes read from now on are owed to it.
     pub fn add_agent(&mut self, agent: AgentId) {
         if !self.agents.contains_key(&agent) {

@@ -1,4 +1,5 @@
-// mcpl inspect: draws the server's snapshot, sent as JSON over server-sent events.
+// mcpl inspect: draws the server's or the surface host's snapshot, sent as JSON over
+// server-sent events.
 // Everything the server reports goes into the page through textContent or SVG attributes,
 // never as markup.
 "use strict";
@@ -112,11 +113,84 @@ function drawChanges(s) {
     "(" + s.total_changes + " in all" + (s.missed ? ", " + s.missed + " records missed" : "") + ")";
 }
 
-function draw(s) {
+function drawServer(s) {
   drawConnections(s);
   drawPrincipals(s);
   drawTimeline(s);
   drawChanges(s);
+}
+
+// The host view: the list's change count first (0 is the point), then the backends.
+function drawList(s) {
+  const list = s.list || { tools: [], digest: "", changes: 0 };
+  const count = document.getElementById("list-changes");
+  count.textContent = String(list.changes);
+  count.className = list.changes === 0 ? "count zero" : "count";
+  document.getElementById("list-digest").textContent =
+    list.tools.length + " tools · digest " + list.digest;
+  document.getElementById("list-tools").replaceChildren(
+    ...list.tools.map(t => el("span", t, "tool shown")));
+}
+
+function drawBackends(s) {
+  const body = document.querySelector("#backends tbody");
+  body.replaceChildren(...s.servers.map(b => {
+    const open = el("div");
+    for (const o of b.open) {
+      const line = el("div", undefined, "toolset");
+      line.dataset.toolset = o.toolset;
+      if (o.instance) line.dataset.instance = o.instance;
+      line.appendChild(el("strong", o.instance ? o.toolset + " / " + o.instance : o.toolset));
+      if (o.title) line.appendChild(el("span", " " + o.title + " "));
+      for (const t of o.visible) line.appendChild(el("span", t, "tool shown"));
+      open.appendChild(line);
+    }
+    const link = b.link || (b.connected ? "connected" : "not connected");
+    const flags = (b.hinted ? "toolHints" : "plain") + (b.push_events ? " · pushEvents" : "");
+    const tr = row([b.name, link, b.rev, b.recovery || "no connection", flags, open, b.ended]);
+    tr.dataset.server = b.name;
+    tr.children[2].className = "rev";
+    return tr;
+  }));
+}
+
+function drawNews(s) {
+  const box = document.getElementById("news");
+  const agents = s.agents.filter(a => a.waiting.length);
+  if (!agents.length) {
+    box.replaceChildren(el("p", "Nothing waiting: every agent has been told everything."));
+    return;
+  }
+  box.replaceChildren(...agents.map(a => {
+    const div = el("div", undefined, "news");
+    div.appendChild(el("h3", a.id + " (" + a.waiting.length + ")"));
+    for (const w of a.waiting) {
+      div.appendChild(el("div", w.server + ": " + w.state, "state"));
+      div.appendChild(el("pre", w.text));
+    }
+    return div;
+  }));
+}
+
+function drawRevMoves(s) {
+  const body = document.querySelector("#rev-moves tbody");
+  body.replaceChildren(...s.rev_moves.slice().reverse().slice(0, 100).map(
+    m => row([seconds(m.t_ms), m.server, m.from, m.to])));
+}
+
+function drawHost(s) {
+  drawList(s);
+  drawBackends(s);
+  drawNews(s);
+  drawRevMoves(s);
+}
+
+function draw(s) {
+  const host = s.view === "host";
+  document.getElementById("server").hidden = host;
+  document.getElementById("host").hidden = !host;
+  document.getElementById("view").textContent = host ? "surface host" : "server";
+  if (host) drawHost(s); else drawServer(s);
 }
 
 function start() {

@@ -5,6 +5,10 @@
 //! an `Origin` passes when it is a loopback origin (`http://localhost:PORT`,
 //! `http://127.0.0.1`, `https://[::1]:8443`, ...) or one the operator allowed; anything else is
 //! refused with 403 by the servers in this crate.
+//!
+//! A server that serves its own pages (the inspector) checks more strictly with
+//! [`BoundSite`]: the `Host` header must name the address it is bound at, and an `Origin`
+//! must be that same site.
 
 /// The origins a server accepts besides requests that carry none.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +33,16 @@ impl AllowedOrigins {
     /// Loopback origins only (the default).
     pub fn loopback() -> Self {
         Self::default()
+    }
+
+    /// No browser origin at all (requests without `Origin` still pass); add some with
+    /// [`allow`](Self::allow).
+    pub fn none() -> Self {
+        AllowedOrigins {
+            loopback: false,
+            any: false,
+            listed: Vec::new(),
+        }
     }
 
     /// Every origin: for a server that relies on credentials alone.
@@ -61,6 +75,56 @@ impl AllowedOrigins {
         }
         let origin = normalize(origin);
         (self.loopback && is_loopback_origin(&origin)) || self.listed.contains(&origin)
+    }
+}
+
+/// The site a server bound at one address is, for a server that serves its own pages: which
+/// `Host` names reach it, and which `Origin` is its own.
+///
+/// A page on another name that resolves to this address (DNS rebinding) sends that name as
+/// `Host`, so on loopback a tokenless page must refuse every name but its own. A server bound
+/// at an unspecified address (`0.0.0.0`, `[::]`) is reached by names it cannot know and takes
+/// any `Host`; it must then rely on credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundSite {
+    /// `host:port` names; `None`: any name.
+    hosts: Option<Vec<String>>,
+}
+
+impl BoundSite {
+    /// The site of a server bound at `addr`: the address itself and, on loopback,
+    /// `localhost`, `127.0.0.1` and `[::1]` with its port.
+    pub fn bound_at(addr: std::net::SocketAddr) -> Self {
+        if addr.ip().is_unspecified() {
+            return BoundSite { hosts: None };
+        }
+        let port = addr.port();
+        let mut hosts = vec![addr.to_string()];
+        if addr.ip().is_loopback() {
+            for name in ["localhost", "127.0.0.1", "[::1]"] {
+                let host = format!("{name}:{port}");
+                if !hosts.contains(&host) {
+                    hosts.push(host);
+                }
+            }
+        }
+        BoundSite { hosts: Some(hosts) }
+    }
+
+    /// Whether a request with these `Host` and `Origin` headers comes to this site from this
+    /// site (or from a program: no `Origin`). A missing `Host` is refused.
+    pub fn permits(&self, host: Option<&str>, origin: Option<&str>) -> bool {
+        let Some(host) = host.map(str::trim) else {
+            return false;
+        };
+        let known = match &self.hosts {
+            Some(hosts) => hosts.iter().any(|h| h.eq_ignore_ascii_case(host)),
+            None => !host.is_empty() && !host.contains(['/', '@', '?', '#', ' ']),
+        };
+        known
+            && AllowedOrigins::none()
+                .allow(&format!("http://{host}"))
+                .permits(origin)
     }
 }
 
@@ -145,6 +209,66 @@ mod tests {
         ] {
             assert!(!allowed.permits(Some(origin)), "{origin}");
         }
+    }
+
+    #[test]
+    fn none_admits_only_requests_without_origin_and_the_listed() {
+        let none = AllowedOrigins::none();
+        assert!(none.permits(None));
+        assert!(!none.permits(Some("http://localhost:3000")));
+        assert!(
+            none.allow("http://a.example")
+                .permits(Some("http://A.example/"))
+        );
+    }
+
+    fn site(addr: &str) -> BoundSite {
+        BoundSite::bound_at(addr.parse().unwrap())
+    }
+
+    #[test]
+    fn a_bound_site_takes_its_own_names_only_even_on_loopback() {
+        let s = site("127.0.0.1:9");
+        for host in ["127.0.0.1:9", "localhost:9", "LOCALHOST:9", "[::1]:9"] {
+            assert!(s.permits(Some(host), None), "{host}");
+        }
+        // DNS rebinding: the browser sends the attacker's name as Host.
+        for host in ["evil.example:9", "localhost:10", "127.0.0.1", ""] {
+            assert!(!s.permits(Some(host), None), "{host}");
+        }
+        assert!(!s.permits(None, None), "a request without Host");
+        let v4 = site("10.0.0.1:80");
+        assert!(v4.permits(Some("10.0.0.1:80"), None));
+        assert!(!v4.permits(Some("localhost:80"), None), "not loopback");
+    }
+
+    #[test]
+    fn a_bound_site_takes_its_own_origin_only() {
+        let s = site("127.0.0.1:9");
+        let host = Some("127.0.0.1:9");
+        assert!(s.permits(host, Some("http://127.0.0.1:9")));
+        for origin in [
+            "http://evil.example",
+            "http://localhost:9",
+            "https://127.0.0.1:9",
+            "http://127.0.0.1:10",
+            "null",
+        ] {
+            assert!(!s.permits(host, Some(origin)), "{origin}");
+        }
+    }
+
+    #[test]
+    fn an_unspecified_address_takes_any_name_but_still_its_own_origin() {
+        let s = site("0.0.0.0:8080");
+        assert!(s.permits(Some("inspect.example:8080"), None));
+        assert!(s.permits(
+            Some("inspect.example:8080"),
+            Some("http://inspect.example:8080")
+        ));
+        assert!(!s.permits(Some("inspect.example:8080"), Some("http://evil.example")));
+        assert!(!s.permits(Some("a@b"), None));
+        assert!(!s.permits(None, None));
     }
 
     #[test]
