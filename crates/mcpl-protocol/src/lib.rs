@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod mcpl;
 pub mod method;
 pub mod methods;
+mod owned;
 pub mod rfc014;
 pub mod sniff;
 #[cfg(test)]

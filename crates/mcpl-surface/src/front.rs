@@ -38,7 +38,7 @@ pub(crate) struct Shared {
     pub(crate) host: Host,
     pub(crate) counters: Arc<Mutex<Counters>>,
     /// The configured servers, for the settle wait.
-    pub(crate) servers: Vec<ServerName>,
+    pub(crate) servers: Arc<[ServerName]>,
     /// How long the first list or call waits for every server to be read.
     pub(crate) settle: Duration,
     /// The source of the `eventId`s of the surface's own pushes.
@@ -339,18 +339,32 @@ async fn tools_call(
     params: CallToolParams,
     responder: Responder,
 ) {
-    settle(shared).await;
     let name = params.name.clone();
-    let known = {
-        let name = name.clone();
-        shared.host.inspect(move |p| routes(p, &name)).await
-    };
-    if known != Ok(true) {
-        let _ = responder.invalid_params(format!("unknown tool `{name}`"));
-        return;
-    }
     let args = Value::Object(params.arguments.unwrap_or_default());
-    let result = match shared.host.ask(agent, &name, args).await {
+    // Once the servers have been read (every call after the first), one trip to the host
+    // task checks that and the routing, and makes the call.
+    let gate = {
+        let (name, servers) = (name.clone(), shared.servers.clone());
+        move |p: &Presenter| settled(&servers, p) && routes(p, &name)
+    };
+    let answer = match shared.host.ask_if(agent, &name, args.clone(), gate).await {
+        Ok(Some(answer)) => Ok(answer),
+        Ok(None) => {
+            // Not read yet, or not a tool here: wait for the servers, then look again.
+            settle(shared).await;
+            let known = {
+                let name = name.clone();
+                shared.host.inspect(move |p| routes(p, &name)).await
+            };
+            if known != Ok(true) {
+                let _ = responder.invalid_params(format!("unknown tool `{name}`"));
+                return;
+            }
+            shared.host.ask(agent, &name, args).await
+        }
+        Err(e) => Err(e),
+    };
+    let result = match answer {
         Ok(answer) => result_of(answer),
         Err(e) => CallToolResult::error(format!("the surface host stopped: {e}")),
     };

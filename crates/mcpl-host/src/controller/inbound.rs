@@ -1,6 +1,7 @@
 //! Reading frames: responses to the controller's requests (on time or late), server requests
 //! (`push/event`) and notifications (`tools/hints`, list and manifest changes).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use mcpl_protocol::jsonrpc::{
@@ -19,7 +20,7 @@ use super::{
 fn hints_of(result: &Value) -> Result<Option<HintChanges>, ()> {
     match result.get("_meta").and_then(|m| m.get(HINTS_KEY)) {
         None => Ok(None),
-        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|_| ()),
+        Some(v) => HintChanges::from_value(v.clone()).map(Some).map_err(|_| ()),
     }
 }
 
@@ -66,6 +67,7 @@ impl Controller {
 
     fn on_response(&mut self, now: Instant, seq: ReadSeq, r: Response) {
         let Some(id) = r.id else { return };
+        let outcome = r.outcome;
         let (kind, late) = match self.requests.remove(&id) {
             Some(req) => (req.kind, false),
             None => match self.late.iter().position(|(i, _)| *i == id) {
@@ -78,17 +80,17 @@ impl Controller {
             },
         };
         match kind {
-            ReqKind::ListPage { run } => match &r.outcome {
+            ReqKind::ListPage { run } => match &outcome {
                 Ok(result) => self.list_page(now, run, result),
                 Err(_) => self.list_error(now, run),
             },
             ReqKind::Statement { run, pending } => {
-                let ok = match &r.outcome {
+                let ok = match &outcome {
                     Ok(result) => self.read_statement(now, seq, result, run, pending, late),
                     Err(_) => false,
                 };
                 if let Some(p) = pending.filter(|_| !late) {
-                    self.answer_with(p, &r.outcome);
+                    self.answer_with(p, outcome);
                 }
                 if let Some(run) = run {
                     self.statement_done(now, run, ok);
@@ -99,7 +101,7 @@ impl Controller {
                 toolset,
                 instance,
             } => {
-                if let Ok(result) = &r.outcome {
+                if let Ok(result) = &outcome {
                     // §5.2: `instance` is always present for instanced toolsets.
                     let inst = result
                         .get("instance")
@@ -112,33 +114,33 @@ impl Controller {
                         self.snap.instance_key(&toolset, inst.as_deref()),
                     );
                     if self.snap.open.contains_key(&key) {
-                        self.snap.opened_here.insert(key);
+                        Arc::make_mut(&mut self.snap).opened_here.insert(key);
                     }
                 }
                 if !late {
-                    self.answer_with(pending, &r.outcome);
+                    self.answer_with(pending, outcome);
                 }
             }
             ReqKind::Close { pending } | ReqKind::Call { pending } => {
-                if let Ok(result) = &r.outcome {
+                if let Ok(result) = &outcome {
                     self.hinted_result(now, seq, pending, late, result);
                 }
                 if !late {
-                    self.answer_with(pending, &r.outcome);
+                    self.answer_with(pending, outcome);
                 }
             }
             ReqKind::Manifest => {
-                if let Ok(result) = &r.outcome {
+                if let Ok(result) = &outcome {
                     self.apply_manifest(now, result);
                 }
             }
         }
     }
 
-    fn answer_with(&mut self, pending: super::Pending, outcome: &Result<Value, ErrorObject>) {
+    fn answer_with(&mut self, pending: super::Pending, outcome: Result<Value, ErrorObject>) {
         let outcome = match outcome {
-            Ok(v) => Outcome::Result(v.clone()),
-            Err(e) => Outcome::Error(e.clone()),
+            Ok(v) => Outcome::Result(v),
+            Err(e) => Outcome::Error(e),
         };
         self.effects
             .push_back(Effect::Answered(Answer { pending, outcome }));
@@ -215,7 +217,7 @@ impl Controller {
         let duplicate = event_id.as_ref().is_some_and(|e| self.seen_set.contains(e));
         if self.snap.hinted {
             if let Some(raw) = params.get("hints") {
-                match serde_json::from_value::<HintChanges>(raw.clone()) {
+                match HintChanges::from_value(raw.clone()) {
                     // H17: ignore its hints, count its rev as passed.
                     Ok(h) if duplicate => self.pass_duplicate(now, Some(h.rev.get())),
                     Ok(h) => {
@@ -262,7 +264,7 @@ impl Controller {
                     return; // H12
                 }
                 let params = n.params.unwrap_or(Value::Null);
-                match serde_json::from_value::<HintChanges>(params) {
+                match HintChanges::from_value(params) {
                     Ok(h) => self.place(now, seq, Carrier::Hints, h),
                     Err(_) => self.trigger(now, RecoveryReason::Malformed),
                 }
@@ -292,10 +294,10 @@ impl Controller {
             return;
         }
         if manifest.get("toolHints").and_then(Value::as_bool) != Some(true) {
-            self.snap.drop_hints();
+            Arc::make_mut(&mut self.snap).drop_hints();
             return;
         }
-        let items = self.snap.set_declared(Some(manifest));
+        let items = Arc::make_mut(&mut self.snap).set_declared(Some(manifest));
         self.emit_at(self.read_seq, Carrier::Manifest, items);
         self.trigger(now, RecoveryReason::ListChanged);
     }

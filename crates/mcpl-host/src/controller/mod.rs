@@ -17,6 +17,7 @@ mod snapshot;
 mod state;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId};
@@ -221,7 +222,9 @@ const EVENT_CAP: usize = 1024;
 #[derive(Debug)]
 pub struct Controller {
     cfg: ControllerConfig,
-    snap: Snapshot,
+    /// Shared with whoever took [`Controller::shared_snapshot`]: a change copies it only if
+    /// someone still holds the old one (copy on write).
+    snap: Arc<Snapshot>,
     effects: VecDeque<Effect>,
     next_id: i64,
     next_pending: u64,
@@ -285,7 +288,7 @@ impl Controller {
         config.hold_limit = config.hold_limit.min(std::time::Duration::from_secs(2));
         let mut c = Controller {
             cfg: config,
-            snap,
+            snap: Arc::new(snap),
             effects: VecDeque::new(),
             next_id: 1,
             next_pending: 1,
@@ -299,7 +302,7 @@ impl Controller {
             closed: false,
         };
         if hinted {
-            let gone = c.snap.set_declared(manifest.as_ref());
+            let gone = c.snap_mut().set_declared(manifest.as_ref());
             c.emit_change(Carrier::Manifest, gone);
         }
         c.trigger(now, RecoveryReason::Connect);
@@ -309,6 +312,17 @@ impl Controller {
     /// What the controller knows about its server.
     pub fn snapshot(&self) -> &Snapshot {
         &self.snap
+    }
+
+    /// The same, shared: cheap to take after every drain, and the same pointer until the
+    /// state changes (compare with [`Arc::ptr_eq`]).
+    pub fn shared_snapshot(&self) -> Arc<Snapshot> {
+        self.snap.clone()
+    }
+
+    /// The snapshot to change; copied first only if someone still holds the old one.
+    fn snap_mut(&mut self) -> &mut Snapshot {
+        Arc::make_mut(&mut self.snap)
     }
 
     /// The next effect to act on, in order. May yield after any `handle_*` or command.
@@ -558,7 +572,7 @@ impl Controller {
                 Error::UnknownToolset(group.clone())
             });
         }
-        let items = self.snap.set_group(group, open);
+        let items = self.snap_mut().set_group(group, open);
         self.emit_change(Carrier::Host, items);
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! Rev order (§6.1): which hinted messages apply now, which wait, and which start a recovery.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use mcpl_protocol::mcp::Tool;
@@ -61,7 +62,7 @@ impl Controller {
         rev: u64,
         hints: HintChanges,
     ) {
-        let out = self.snap.apply_hints(rev, hints, &self.cfg.policy);
+        let out = Arc::make_mut(&mut self.snap).apply_hints(rev, hints, &self.cfg.policy);
         self.emit_at(seq, carrier, out.items);
         for entry in out.suggestions {
             // §7: a suggestion opens nothing; it is shown, attributed to the server.
@@ -80,7 +81,7 @@ impl Controller {
             if let Some(h) = self.order.held.remove(&next) {
                 self.apply_at(now, h.seq, h.carrier, next, h.hints);
             } else if self.order.passed.remove(&next) {
-                self.snap.applied = next;
+                Arc::make_mut(&mut self.snap).applied = next;
             } else {
                 break;
             }
@@ -154,9 +155,8 @@ impl Controller {
                 self.apply_list_now(tools, r);
             }
         }
-        let out = self
-            .snap
-            .apply_statement(rev, result, &self.cfg.policy, away);
+        let out =
+            Arc::make_mut(&mut self.snap).apply_statement(rev, result, &self.cfg.policy, away);
         self.emit_at(seq, carrier, out.items);
         if out.unknown_tool {
             self.trigger(now, RecoveryReason::UnknownTool);
@@ -204,9 +204,12 @@ impl Controller {
     }
 
     fn apply_list_now(&mut self, tools: Vec<Tool>, rev: u64) {
-        let items = self
-            .snap
-            .apply_list(tools, rev, &self.cfg.policy, self.cfg.grouping.as_ref());
+        let items = Arc::make_mut(&mut self.snap).apply_list(
+            tools,
+            rev,
+            &self.cfg.policy,
+            self.cfg.grouping.as_ref(),
+        );
         self.emit_at(self.read_seq, Carrier::List, items);
     }
 

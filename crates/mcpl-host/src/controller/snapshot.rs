@@ -4,6 +4,7 @@
 //! clones what it needs. Nothing here changes state: the mutators live in `state.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use mcpl_protocol::mcp::Tool;
 pub use mcpl_protocol::rfc014::{EndedRecord, Presence};
@@ -66,8 +67,9 @@ impl Definition {
 pub struct Live {
     /// Usable now.
     pub visible: bool,
-    /// A definition that differs from the listed one, if a hint or statement set one.
-    pub definition: Option<Definition>,
+    /// A definition that differs from the listed one, if a hint or statement set one; shared,
+    /// so a copy of the snapshot does not copy it.
+    pub definition: Option<Arc<Definition>>,
     /// The rev that last set this value (RFC §6.1's stamping technique, H11).
     pub(crate) stamp: u64,
 }
@@ -303,9 +305,12 @@ impl Snapshot {
                 self.open
                     .get(&key)
                     .and_then(|i| i.tools.get(tool))
-                    .and_then(|l| l.definition.clone())
+                    .and_then(|l| l.definition.as_deref().cloned())
             }
-            _ => self.loose.get(tool).and_then(|l| l.definition.clone()),
+            _ => self
+                .loose
+                .get(tool)
+                .and_then(|l| l.definition.as_deref().cloned()),
         };
         Some(over.unwrap_or_else(|| Definition::of(&listed.tool)))
     }

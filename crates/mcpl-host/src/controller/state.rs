@@ -4,7 +4,9 @@
 //! Every function here either applies its input whole or, for a malformed input, returns an
 //! error before touching anything (H03, H06, H22).
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{
@@ -18,9 +20,39 @@ use super::names::is_name;
 use super::snapshot::{Declared, Definition, Instance, Live, OpenKey, Snapshot};
 use crate::config::ToolPolicy;
 
+/// A place a dynamic tool can be used: (tool, instance).
+type ViewKey = (String, Option<String>);
+
 /// The view of dynamic tools a change is computed from: per (tool, instance), whether it is
-/// visible and its effective definition.
-type View = BTreeMap<(String, Option<String>), (bool, Option<Definition>)>;
+/// visible and its effective definition as it was.
+type View = BTreeMap<ViewKey, (bool, WasDef)>;
+
+/// An effective definition as it was before a change: shared with the snapshot (an
+/// override, never copied), copied (a listed one, when the list itself may change), or
+/// "the listed one" when the list cannot change in between (hint changes never touch it).
+enum WasDef {
+    Listed,
+    Shared(Arc<Definition>),
+    Owned(Box<Definition>),
+}
+
+/// What one batch of hint changes may alter: the open keys its toolset entries name, and
+/// the view entries of the tools and instances its entries name. A change is computed over
+/// these alone, so its cost follows the batch, not everything open.
+#[derive(Debug, Default)]
+struct Touched {
+    open: BTreeSet<OpenKey>,
+    view: BTreeSet<ViewKey>,
+    /// Open keys, view entries and tools visited while computing the change: the work it
+    /// took, counted so a test can show it does not grow with what the batch did not name.
+    visits: Cell<usize>,
+}
+
+impl Touched {
+    fn visit(&self) {
+        self.visits.set(self.visits.get() + 1);
+    }
+}
 
 /// The open set a change is computed from: each open key with its title. Only titles are
 /// compared, so the per-tool state (definitions included) is not copied.
@@ -29,7 +61,7 @@ type OpenTitles = BTreeMap<OpenKey, Option<String>>;
 /// An effective definition borrowed from the snapshot: an override, or the listed one.
 #[derive(Clone, Copy)]
 enum DefRef<'a> {
-    Over(&'a Definition),
+    Over(&'a Arc<Definition>),
     Listed(&'a Tool),
 }
 
@@ -37,7 +69,7 @@ impl DefRef<'_> {
     /// True when it equals `d` field by field (as `Definition`'s `PartialEq` would).
     fn same(self, d: &Definition) -> bool {
         match self {
-            DefRef::Over(o) => o == d,
+            DefRef::Over(o) => **o == *d,
             DefRef::Listed(t) => {
                 t.description == d.description
                     && t.input_schema == d.input_schema
@@ -46,10 +78,25 @@ impl DefRef<'_> {
         }
     }
 
-    fn owned(self) -> Definition {
+    /// True when it equals the definition `was`; `listed` is the tool's listed definition,
+    /// which [`WasDef::Listed`] stands for.
+    fn same_as(self, was: &WasDef, listed: &Tool) -> bool {
+        match (self, was) {
+            (DefRef::Listed(_), WasDef::Listed) => true,
+            (DefRef::Over(o), WasDef::Listed) => DefRef::Listed(listed).same(o),
+            (DefRef::Over(o), WasDef::Shared(w)) => Arc::ptr_eq(o, w) || **o == **w,
+            (_, WasDef::Shared(w)) => self.same(w),
+            (_, WasDef::Owned(w)) => self.same(w),
+        }
+    }
+
+    /// The definition as it is now, to compare with later: shared when it is an override;
+    /// the listed one is copied unless `list_stays` (the list cannot change before then).
+    fn was(self, list_stays: bool) -> WasDef {
         match self {
-            DefRef::Over(o) => o.clone(),
-            DefRef::Listed(t) => Definition::of(t),
+            DefRef::Over(o) => WasDef::Shared(o.clone()),
+            DefRef::Listed(_) if list_stays => WasDef::Listed,
+            DefRef::Listed(t) => WasDef::Owned(Box::new(Definition::of(t))),
         }
     }
 }
@@ -63,6 +110,9 @@ pub(crate) struct HintOutcome {
     pub unknown_tool: bool,
     /// §7: suggestions, which change nothing.
     pub suggestions: Vec<SuggestEntry>,
+    /// For hint changes: how many open keys, view entries and tools computing the change
+    /// visited (see `Touched`).
+    pub visits: usize,
 }
 
 impl Snapshot {
@@ -132,22 +182,64 @@ impl Snapshot {
 
     /// The view of every dynamic tool in every place it can be used.
     fn view(&self) -> View {
-        self.view_ref(None)
+        self.view_ref()
             .into_iter()
-            .map(|(k, (v, d))| (k, (v, Some(d.owned()))))
+            .map(|(k, (v, d))| (k, (v, d.was(false))))
             .collect()
     }
 
-    /// The view of the tools `only` names (every tool when `None`), borrowing each effective
-    /// definition (as [`Snapshot::definition`] picks it).
-    fn view_ref(
-        &self,
-        only: Option<&BTreeSet<String>>,
-    ) -> BTreeMap<(String, Option<String>), (bool, DefRef<'_>)> {
+    /// The view at the keys `touched` names only, for a change computed over them.
+    fn view_touched(&self, touched: &Touched) -> View {
+        self.view_at(touched)
+            .into_iter()
+            .map(|(k, (v, d))| (k, (v, d.was(true))))
+            .collect()
+    }
+
+    /// The view entries at the keys `touched` names that exist (a tool of a closed instance has none),
+    /// borrowing each effective definition.
+    fn view_at(&self, touched: &Touched) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
         let mut view = BTreeMap::new();
-        for t in self.tools.iter().filter(|t| {
-            t.presence == Presence::Dynamic && only.is_none_or(|o| o.contains(t.tool.name.as_str()))
-        }) {
+        for (name, instance) in &touched.view {
+            touched.visit();
+            let Some(t) = self.tool(name).filter(|t| t.presence == Presence::Dynamic) else {
+                continue;
+            };
+            match t.toolset.as_deref() {
+                Some(ts) if self.declared.contains_key(ts) => {
+                    let Some(inst) = self.open.get(&(ts.to_owned(), instance.clone())) else {
+                        continue;
+                    };
+                    let live = inst.tools.get(name);
+                    let visible = live.is_some_and(|l| l.visible);
+                    let def = live
+                        .and_then(|l| l.definition.as_ref())
+                        .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                    view.insert((name.clone(), instance.clone()), (visible, def));
+                }
+                _ if instance.is_none() => {
+                    let def = self
+                        .loose
+                        .get(name)
+                        .and_then(|l| l.definition.as_ref())
+                        .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                    view.insert((name.clone(), None), (self.visible(name, None), def));
+                }
+                _ => {}
+            }
+        }
+        view
+    }
+
+    /// The view of every dynamic tool, borrowing each effective definition (as
+    /// [`Snapshot::definition`] picks it).
+    fn view_ref(&self) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
+        let mut view = BTreeMap::new();
+        for t in self
+            .tools
+            .iter()
+            .filter(|t| t.presence == Presence::Dynamic)
+        {
             let name = &t.tool.name;
             match t.toolset.as_deref() {
                 Some(ts) if self.declared.contains_key(ts) => {
@@ -173,17 +265,28 @@ impl Snapshot {
         view
     }
 
-    /// Items for what changed between `before` (open set, view) and now.
+    /// Items for what changed between `before` (open set, view) and now; with `scope`, only
+    /// the open keys and view entries it names are compared (`before` holds those alone).
     fn diff(
         &self,
         before_open: &OpenTitles,
         before_view: &View,
         reasons: &BTreeMap<OpenKey, (Option<String>, Option<String>)>,
         away: bool,
-        only: Option<&BTreeSet<String>>,
+        scope: Option<&Touched>,
     ) -> Vec<ChangeItem> {
         let mut items = Vec::new();
-        for (key, inst) in &self.open {
+        let open_now: Vec<(&OpenKey, &Instance)> = match scope {
+            Some(t) => t
+                .open
+                .iter()
+                .filter_map(|k| self.open.get_key_value(k))
+                .collect(),
+            None => self.open.iter().collect(),
+        };
+        let visit = || scope.map(Touched::visit);
+        for (key, inst) in open_now {
+            visit();
             match before_open.get(key) {
                 None => items.push(ChangeItem::Opened {
                     toolset: key.0.clone(),
@@ -203,6 +306,7 @@ impl Snapshot {
             }
         }
         for key in before_open.keys().filter(|k| !self.open.contains_key(*k)) {
+            visit();
             let (reason, ended_id) = reasons.get(key).cloned().unwrap_or_default();
             let covered = self
                 .ended
@@ -221,20 +325,27 @@ impl Snapshot {
                 ended_id,
             });
         }
-        let after = self.view_ref(only);
-        for ((tool, instance), (visible, def)) in &after {
-            let ts = self.tool(tool).and_then(|t| t.toolset.clone());
-            match before_view.get(&(tool.clone(), instance.clone())) {
+        let after = match scope {
+            Some(t) => self.view_at(t),
+            None => self.view_ref(),
+        };
+        for (key, (visible, def)) in &after {
+            visit();
+            let (tool, instance) = key;
+            let Some(listed) = self.tool(tool) else {
+                continue; // a view entry is always of a listed tool
+            };
+            match before_view.get(key) {
                 Some((was, old_def)) => {
                     if was != visible {
                         items.push(ChangeItem::Visibility {
                             tool: tool.clone(),
-                            toolset: ts,
+                            toolset: listed.toolset.clone(),
                             instance: instance.clone(),
                             visible: *visible,
                         });
                     }
-                    if !old_def.as_ref().is_some_and(|o| def.same(o)) {
+                    if !def.same_as(old_def, &listed.tool) {
                         items.push(ChangeItem::Redefined {
                             tool: tool.clone(),
                             instance: instance.clone(),
@@ -243,15 +354,19 @@ impl Snapshot {
                 }
                 None if *visible => items.push(ChangeItem::Visibility {
                     tool: tool.clone(),
-                    toolset: ts,
+                    toolset: listed.toolset.clone(),
                     instance: instance.clone(),
                     visible: true,
                 }),
                 None => {}
             }
         }
-        for ((tool, instance), (was, _)) in before_view {
-            let key = (tool.clone(), instance.clone());
+        for (key, (was, _)) in before_view {
+            visit();
+            let (tool, instance) = key;
+            if !*was || after.contains_key(key) {
+                continue;
+            }
             // A tool that left the view while its instance stays open became invisible;
             // one whose instance closed is covered by the close.
             let inst_open = match self.tool(tool).and_then(|t| t.toolset.clone()) {
@@ -260,7 +375,7 @@ impl Snapshot {
                 }
                 _ => true,
             };
-            if *was && !after.contains_key(&key) && inst_open && self.tool(tool).is_some() {
+            if inst_open && self.tool(tool).is_some() {
                 items.push(ChangeItem::Visibility {
                     tool: tool.clone(),
                     toolset: self.tool(tool).and_then(|t| t.toolset.clone()),
@@ -385,15 +500,15 @@ impl Snapshot {
         mut hints: HintChanges,
         policy: &ToolPolicy,
     ) -> HintOutcome {
-        let before_open = self.open_titles();
-        // A view entry can move only for a tool an entry names, or one of a toolset an entry
-        // names (its instance opened or closed); the rest would diff to nothing.
+        // Only what the batch names can move; the rest would diff to nothing.
         let touched = self.touched(&hints);
-        let before_view: View = self
-            .view_ref(Some(&touched))
-            .into_iter()
-            .map(|(k, (v, d))| (k, (v, Some(d.owned()))))
+        let before_open: OpenTitles = touched
+            .open
+            .iter()
+            .inspect(|_| touched.visit())
+            .filter_map(|k| self.open.get(k).map(|i| (k.clone(), i.title.clone())))
             .collect();
+        let before_view = self.view_touched(&touched);
         let mut out = HintOutcome::default();
         let mut reasons = BTreeMap::new();
         for entry in hints.toolsets.iter().flatten() {
@@ -408,34 +523,56 @@ impl Snapshot {
         out.suggestions = hints.suggest.take().unwrap_or_default();
         self.applied = rev;
         out.items = self.diff(&before_open, &before_view, &reasons, false, Some(&touched));
+        out.visits = touched.visits.get();
         self.version += 1;
         out
     }
 
-    /// The tools whose view entries `hints` may change: those its tool entries name and those
-    /// of the toolsets its toolset entries name.
-    fn touched(&self, hints: &HintChanges) -> BTreeSet<String> {
-        let sets: BTreeSet<&str> = hints
-            .toolsets
-            .iter()
-            .flatten()
-            .map(|e| e.toolset.as_str())
-            .collect();
-        let mut names: BTreeSet<String> = hints
-            .tools
-            .iter()
-            .flatten()
-            .map(|e| e.name.clone())
-            .collect();
-        if !sets.is_empty() {
-            names.extend(
-                self.tools
-                    .iter()
-                    .filter(|t| t.toolset.as_deref().is_some_and(|s| sets.contains(s)))
-                    .map(|t| t.tool.name.clone()),
-            );
+    /// What `hints` may change, resolved as its entries will be applied: each toolset entry's
+    /// open key with the view entries of its toolset's tools there, and each tool entry's one
+    /// view entry (its instance, for an instanced toolset). Entries that will be ignored touch
+    /// nothing.
+    fn touched(&self, hints: &HintChanges) -> Touched {
+        let mut touched = Touched::default();
+        let mut visits = 0;
+        for entry in hints.toolsets.iter().flatten() {
+            let ts = entry.toolset.as_str();
+            let Some(decl) = self.declared.get(ts) else {
+                continue;
+            };
+            let instance = entry.instance.as_deref().filter(|n| is_name(n));
+            if decl.instances != instance.is_some() {
+                continue;
+            }
+            let instance = instance.map(str::to_owned);
+            for t in self
+                .tools
+                .iter()
+                .inspect(|_| visits += 1)
+                .filter(|t| t.toolset.as_deref() == Some(ts))
+            {
+                touched.view.insert((t.tool.name.clone(), instance.clone()));
+            }
+            touched.open.insert((ts.to_owned(), instance));
         }
-        names
+        for entry in hints.tools.iter().flatten() {
+            visits += 1;
+            let Some(listed) = self.tool(&entry.name) else {
+                continue;
+            };
+            let instance = match listed.toolset.as_deref() {
+                Some(ts) if self.instanced(ts) => {
+                    match entry.instance.as_deref().filter(|n| is_name(n)) {
+                        Some(i) => Some(i.to_owned()),
+                        None => continue,
+                    }
+                }
+                _ => None,
+            };
+            touched.view.insert((entry.name.clone(), instance));
+        }
+        touched.visits.set(visits);
+        touched
     }
 
     fn apply_toolset_entry(
@@ -514,11 +651,20 @@ impl Snapshot {
                 let Some(inst) = self.open.get_mut(&key) else {
                     return true; // not open here: nothing to apply
                 };
-                inst.tools.entry(name.to_owned()).or_insert(Live {
-                    visible: false,
-                    definition: None,
-                    stamp: 0,
-                })
+                if !inst.tools.contains_key(name) {
+                    inst.tools.insert(
+                        name.to_owned(),
+                        Live {
+                            visible: false,
+                            definition: None,
+                            stamp: 0,
+                        },
+                    );
+                }
+                let Some(live) = inst.tools.get_mut(name) else {
+                    return true;
+                };
+                live
             }
             _ => self.loose.entry(name.to_owned()).or_insert(Live {
                 visible: listed.listed_visible,
@@ -530,7 +676,7 @@ impl Snapshot {
             target.visible = v;
         }
         if let Some(d) = def {
-            target.definition = (!DefRef::Listed(&listed.tool).same(&d)).then_some(d);
+            target.definition = (!DefRef::Listed(&listed.tool).same(&d)).then(|| Arc::new(d));
         }
         target.stamp = rev;
         true
@@ -661,5 +807,103 @@ impl Snapshot {
             t.toolset = None;
         }
         self.version += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::ServerName;
+    use serde_json::json;
+
+    /// A hinted snapshot with `n` open instances of the instanced toolset `go`, each with
+    /// `play` (a per-instance definition) and `pass` visible, at rev 1.
+    fn with_open(n: usize) -> Snapshot {
+        let mut snap = Snapshot::empty(ServerName::sanitized("arcade"), "p".into());
+        snap.hinted = true;
+        let manifest = json!({"toolsets": {"go": {"title": "Go", "instances": true}}});
+        snap.set_declared(Some(&manifest));
+        let meta = json!({"mcpl/toolset": "go", "mcpl/visible": false});
+        let tools = ["play", "pass"]
+            .map(|name| Tool::from_value(json!({"name": name, "_meta": meta})).unwrap());
+        let policy = ToolPolicy::default();
+        snap.apply_list(tools.to_vec(), 0, &policy, None);
+        let open: Vec<Value> = (0..n)
+            .map(|i| json!({"toolset": "go", "instance": format!("g{i}")}))
+            .collect();
+        let hints: Vec<Value> = (0..n)
+            .flat_map(|i| {
+                let definition = json!({"name": "play", "inputSchema": {"type": "object",
+                    "properties": {"move": {"enum": [format!("A{i}")]}}}});
+                [
+                    json!({"name": "play", "instance": format!("g{i}"), "visible": true,
+                           "definition": definition}),
+                    json!({"name": "pass", "instance": format!("g{i}"), "visible": true}),
+                ]
+            })
+            .collect();
+        let statement: ListResult = serde_json::from_value(
+            json!({"open": open, "_meta": {"mcpl/hints": {"rev": 1, "tools": hints}}}),
+        )
+        .unwrap();
+        let out = snap.apply_statement(1, &statement, &policy, false);
+        assert!(!out.unknown_tool);
+        assert_eq!(snap.open().len(), n);
+        snap
+    }
+
+    /// Applies `batch` at rev 2 with `n` instances open: its items and its visits.
+    fn change_with(n: usize, batch: Value) -> (Vec<ChangeItem>, usize) {
+        let mut snap = with_open(n);
+        let hints = HintChanges::from_value(batch).unwrap();
+        let out = snap.apply_hints(2, hints, &ToolPolicy::default());
+        assert!(!out.unknown_tool);
+        (out.items, out.visits)
+    }
+
+    /// Issue 18, `change_cost_1000_vs_1`: a change costs what it names. The same batch with
+    /// 1 and with 1,000 instances open visits the same open keys, view entries and tools
+    /// and tells the same items: a visibility change, a new per-instance definition, an
+    /// instance closed and one opened.
+    #[test]
+    fn s6_a_change_visits_what_it_names_not_every_open_instance() {
+        let batches = [
+            json!({"rev": 2, "tools": [{"name": "pass", "instance": "g0", "visible": false}]}),
+            json!({"rev": 2, "tools": [{"name": "play", "instance": "g0", "definition":
+                {"name": "play", "inputSchema": {"type": "object"}}}]}),
+            json!({"rev": 2, "toolsets": [
+                {"toolset": "go", "instance": "g0", "state": "closed", "reason": "over"},
+                {"toolset": "go", "instance": "fresh", "state": "open", "title": "New"}],
+                "tools": [{"name": "play", "instance": "fresh", "visible": true}]}),
+        ];
+        for batch in batches {
+            let (one_items, one_visits) = change_with(1, batch.clone());
+            let (many_items, many_visits) = change_with(1000, batch.clone());
+            assert!(!one_items.is_empty(), "{batch}");
+            assert_eq!(one_items, many_items, "{batch}");
+            assert_eq!(one_visits, many_visits, "{batch}");
+            assert!(one_visits > 0 && one_visits < 40, "{batch}: {one_visits}");
+        }
+    }
+
+    /// The scoped change tells what a whole-view diff tells: a redefinition with the same
+    /// schema again is no change, and an instance not named keeps its definition.
+    #[test]
+    fn s6_a_definition_sent_again_unchanged_is_no_change() {
+        let mut snap = with_open(3);
+        let same = json!({"rev": 2, "tools": [{"name": "play", "instance": "g1",
+            "definition": {"name": "play", "inputSchema": {"type": "object",
+                "properties": {"move": {"enum": ["A1"]}}}}}]});
+        let out = snap.apply_hints(
+            2,
+            HintChanges::from_value(same).unwrap(),
+            &ToolPolicy::default(),
+        );
+        assert_eq!(out.items, Vec::new());
+        let other = snap.definition("play", Some("g2")).expect("a definition");
+        assert_eq!(
+            other.input_schema["properties"]["move"]["enum"],
+            json!(["A2"])
+        );
     }
 }

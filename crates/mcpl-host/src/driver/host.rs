@@ -149,6 +149,37 @@ impl Host {
         rx.await.map_err(|_| Error::Closed)
     }
 
+    /// [`ask`](Self::ask), made only if `gate` holds for the presenter when the host task
+    /// takes the call (checked and called in one trip to the task); `Ok(None)` when it did
+    /// not hold and nothing was sent.
+    pub async fn ask_if(
+        &self,
+        agent: &AgentId,
+        tool: &str,
+        args: Value,
+        gate: impl FnOnce(&Presenter) -> bool + Send + 'static,
+    ) -> Result<Option<Answer>, Error> {
+        let (reply, rx) = oneshot::channel();
+        let (held_tx, mut held) = oneshot::channel();
+        let gate = Box::new(move |p: &Presenter| {
+            let ok = gate(p);
+            let _ = held_tx.send(ok);
+            ok
+        });
+        self.send(Command::CallIf(
+            agent.clone(),
+            tool.to_owned(),
+            args,
+            gate,
+            reply,
+        ))?;
+        match rx.await {
+            Ok(answer) => Ok(Some(answer)),
+            Err(_) if held.try_recv() == Ok(false) => Ok(None),
+            Err(_) => Err(Error::Closed),
+        }
+    }
+
     /// Rebuilds the model-facing tool list; returns whether it changed and its digest.
     pub async fn rebuild(&self) -> Result<(bool, String), Error> {
         let (reply, rx) = oneshot::channel();

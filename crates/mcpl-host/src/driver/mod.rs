@@ -102,6 +102,7 @@ impl Connection {
 }
 
 type Inspect = Box<dyn FnOnce(&Presenter) + Send>;
+type Gate = Box<dyn FnOnce(&Presenter) -> bool + Send>;
 type Observer = Box<dyn FnMut(&Presenter) + Send>;
 
 enum Command {
@@ -118,6 +119,8 @@ enum Command {
     AddAgent(AgentId, Box<dyn Agent>),
     RemoveAgent(AgentId),
     Call(AgentId, String, Value, oneshot::Sender<Answer>),
+    /// A call made only if its gate holds; otherwise the reply is dropped unanswered.
+    CallIf(AgentId, String, Value, Gate, oneshot::Sender<Answer>),
     Rebuild(oneshot::Sender<(bool, String)>),
     Inspect(Inspect),
     Observe(Observer),

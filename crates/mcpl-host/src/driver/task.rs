@@ -13,7 +13,7 @@ use super::{Agent, Answer, Command, HostPolicy, Observer};
 use crate::Error;
 use crate::controller::{Controller, Effect, Outcome, Pending, Snapshot};
 use crate::names::ServerName;
-use crate::presenter::{AgentId, LookQuery, Plan, Presenter, PresenterConfig};
+use crate::presenter::{AgentId, LinkState, LookQuery, Plan, Presenter, PresenterConfig};
 
 pub(super) struct Conn {
     pub(super) ctrl: Controller,
@@ -181,6 +181,11 @@ impl Task {
                 self.agents.remove(&id);
             }
             Command::Call(agent, tool, args, reply) => self.call(agent, &tool, &args, reply),
+            Command::CallIf(agent, tool, args, gate, reply) => {
+                if gate(&self.pres) {
+                    self.call(agent, &tool, &args, reply);
+                }
+            }
             Command::Rebuild(reply) => {
                 let changed = self.pres.rebuild();
                 let _ = reply.send((changed, self.pres.digest().to_owned()));
@@ -341,6 +346,16 @@ impl Task {
         let Some(mut c) = self.conns.remove(server) else {
             return;
         };
+        // The embedder hears of the end after this task does; until it reports the link's
+        // state, a call refused for the missing connection says the link is down, not up.
+        if self.pres.link(server) == Some(&LinkState::Up) {
+            let down = LinkState::Down {
+                attempt: 1,
+                error: reason.clone(),
+                retry_in: std::time::Duration::ZERO,
+            };
+            self.pres.set_link(server, down);
+        }
         c.ctrl.handle_close(now());
         let answers = self.drain_conn(server, &mut c);
         self.kept
@@ -390,7 +405,7 @@ impl Task {
                 }
             }
         }
-        self.pres.update(c.ctrl.snapshot(), c.granted);
+        self.pres.update_shared(c.ctrl.shared_snapshot(), c.granted);
         if self.versions.get(name) != Some(&c.ctrl.snapshot().version()) {
             self.versions
                 .insert(name.to_owned(), c.ctrl.snapshot().version());

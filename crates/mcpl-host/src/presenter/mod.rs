@@ -33,6 +33,7 @@ mod withheld;
 
 use crate::names::ServerName;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::Presence;
@@ -82,7 +83,8 @@ impl Default for PresenterConfig {
 /// What the presenter holds per server.
 #[derive(Debug, Clone)]
 struct ServerEntry {
-    snap: Snapshot,
+    /// Shared with the controller: taking it after a drain copies nothing.
+    snap: Arc<Snapshot>,
     push_events: bool,
     /// Ended ids some statement has reported, for H49's forgetting.
     reported: BTreeSet<String>,
@@ -145,7 +147,19 @@ impl Presenter {
 
     /// Adds or refreshes a server's snapshot and whether it holds the `pushEvents` grant.
     pub fn update(&mut self, snap: &Snapshot, push_events: bool) {
+        self.update_shared(Arc::new(snap.clone()), push_events);
+    }
+
+    /// [`update`](Self::update) with a snapshot shared with its controller
+    /// ([`Controller::shared_snapshot`](crate::Controller::shared_snapshot)): nothing is
+    /// copied, and the same snapshot again is recognised at once and changes nothing.
+    pub fn update_shared(&mut self, snap: Arc<Snapshot>, push_events: bool) {
         let id = snap.server().clone();
+        if let Some(e) = self.servers.get(&id) {
+            if Arc::ptr_eq(&e.snap, &snap) && e.push_events == push_events {
+                return;
+            }
+        }
         let entry = self
             .servers
             .entry(id.clone())
@@ -190,7 +204,7 @@ impl Presenter {
 
     /// The latest snapshot of a server.
     pub fn snapshot(&self, server: &ServerName) -> Option<&Snapshot> {
-        self.servers.get(server).map(|e| &e.snap)
+        self.servers.get(server).map(|e| &*e.snap)
     }
 
     /// The published model-facing tool list.

@@ -41,6 +41,42 @@ fn empty_object_schema() -> Value {
 }
 
 impl Tool {
+    /// Decodes a tool from a value the caller owns, moving its schemas, description,
+    /// annotations and `_meta` over instead of rebuilding them (see [`crate::owned`]'s
+    /// module doc); accepts and refuses what `serde_json::from_value` does.
+    pub fn from_value(value: Value) -> Result<Tool, serde_json::Error> {
+        use crate::owned::{missing, object, optional, raw};
+        let mut tool = Tool {
+            name: String::new(),
+            title: None,
+            description: None,
+            input_schema: Value::Null,
+            output_schema: None,
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        };
+        let mut name = None;
+        let mut schema = None;
+        for (key, v) in object(value, "struct Tool")? {
+            match key.as_str() {
+                "name" => name = Some(crate::owned::typed(v)?),
+                "title" => tool.title = optional(v)?,
+                "description" => tool.description = raw(v),
+                "inputSchema" => schema = Some(v),
+                "outputSchema" => tool.output_schema = raw(v),
+                "annotations" => tool.annotations = raw(v),
+                "_meta" => tool.meta = optional(v)?,
+                _ => {
+                    tool.extra.insert(key, v);
+                }
+            }
+        }
+        tool.name = name.ok_or_else(|| missing("name"))?;
+        tool.input_schema = schema.unwrap_or_else(empty_object_schema);
+        Ok(tool)
+    }
+
     /// A tool named `name` whose arguments are any object, with nothing else set.
     pub fn new(name: impl Into<String>) -> Self {
         Tool {

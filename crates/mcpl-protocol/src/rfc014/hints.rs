@@ -41,6 +41,28 @@ impl HintChanges {
         }
     }
 
+    /// Decodes a batch from a value the caller owns (a notification's params, say), moving
+    /// each definition's raw JSON over instead of rebuilding it (see [`crate::owned`]'s module
+    /// doc); accepts and refuses what `serde_json::from_value` does.
+    pub fn from_value(value: Value) -> Result<HintChanges, serde_json::Error> {
+        use crate::owned::{missing, object, optional, optional_list, typed};
+        let mut out = HintChanges::new(Rev::ZERO);
+        let mut rev = None;
+        for (key, v) in object(value, "struct HintChanges")? {
+            match key.as_str() {
+                "rev" => rev = Some(typed(v)?),
+                "tools" => out.tools = optional_list(v, ToolHintEntry::from_value)?,
+                "toolsets" => out.toolsets = optional(v)?,
+                "suggest" => out.suggest = optional(v)?,
+                _ => {
+                    out.extra.insert(key, v);
+                }
+            }
+        }
+        out.rev = rev.ok_or_else(|| missing("rev"))?;
+        Ok(out)
+    }
+
     /// Whether the batch states nothing (it may still clear state as a full statement).
     pub fn is_empty(&self) -> bool {
         self.tools.as_ref().is_none_or(Vec::is_empty)
@@ -73,6 +95,33 @@ pub struct ToolHintEntry {
 }
 
 impl ToolHintEntry {
+    /// Decodes an entry from a value the caller owns, moving its definition's raw JSON over
+    /// (see [`HintChanges::from_value`]).
+    pub fn from_value(value: Value) -> Result<ToolHintEntry, serde_json::Error> {
+        use crate::owned::{missing, object, optional, typed};
+        let mut out = ToolHintEntry::new(String::new());
+        let mut name = None;
+        for (key, v) in object(value, "struct ToolHintEntry")? {
+            match key.as_str() {
+                "name" => name = Some(typed(v)?),
+                "instance" => out.instance = optional(v)?,
+                "presence" => out.presence = optional(v)?,
+                "visible" => out.visible = optional(v)?,
+                "definition" => {
+                    out.definition = match v {
+                        Value::Null => None,
+                        v => Some(Tool::from_value(v)?),
+                    }
+                }
+                _ => {
+                    out.extra.insert(key, v);
+                }
+            }
+        }
+        out.name = name.ok_or_else(|| missing("name"))?;
+        Ok(out)
+    }
+
     /// An entry for `name` that states nothing yet.
     pub fn new(name: impl Into<String>) -> Self {
         ToolHintEntry {
