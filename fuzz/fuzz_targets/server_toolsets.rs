@@ -10,8 +10,8 @@ use mcpl_protocol::frame::{self, Limits};
 use mcpl_protocol::jsonrpc::{Message, Request, RequestId};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_server::{
-    CallKind, CloseReply, ConnectionId, Declarations, Effect, OpenReply, Outcome, Principal, Reply,
-    Server, ServerConfig, Session, ToolDef, ToolsetDef, WallClock,
+    CallKind, CloseReply, ConnectionId, Declarations, Effect, MemoryStore, OpenReply, Outcome,
+    Principal, Reply, Server, ServerConfig, Session, ToolDef, ToolsetDef, WallClock,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -53,9 +53,13 @@ fn server(now: Instant) -> Server {
     )
 }
 
-/// Drains effects, running app code at once; returns the ids answered.
-fn drive(s: &mut Session, now: Instant, answered: &mut Vec<RequestId>) {
+/// Drains effects, answering store reads and writes from `store` and running app code at
+/// once; returns the ids answered.
+fn drive(s: &mut Session, store: &MemoryStore, now: Instant, answered: &mut Vec<RequestId>) {
     while let Some(effect) = s.poll_effect() {
+        let Some(effect) = store.serve(now, s, effect) else {
+            continue;
+        };
         match effect {
             Effect::Send(Message::Response(r)) => answered.extend(r.id),
             Effect::Call(call) => {
@@ -80,6 +84,7 @@ fuzz_target!(|data: &[u8]| {
     let now = Instant::now();
     let server = server(now);
     let mut s = server.session(Principal::authenticated("fuzz"), ConnectionId(1), now);
+    let store = MemoryStore::new();
     let mut answered = Vec::new();
     let init = json!({"protocolVersion": "2025-06-18",
         "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}},
@@ -88,7 +93,7 @@ fuzz_target!(|data: &[u8]| {
         now,
         Message::Request(Request::new(RequestId::Number(0), "initialize", Some(init))),
     );
-    drive(&mut s, now, &mut answered);
+    drive(&mut s, &store, now, &mut answered);
 
     let mut asked = BTreeSet::new();
     for (n, line) in data.split(|b| *b == b'\n').enumerate().take(64) {
@@ -111,10 +116,10 @@ fuzz_target!(|data: &[u8]| {
             asked.insert(r.id.clone());
         }
         s.handle_message(now, msg);
-        drive(&mut s, now, &mut answered);
+        drive(&mut s, &store, now, &mut answered);
     }
     s.handle_disconnect(now);
-    drive(&mut s, now, &mut answered);
+    drive(&mut s, &store, now, &mut answered);
     let answered: BTreeSet<RequestId> = answered.into_iter().collect();
     for id in &asked {
         assert!(answered.contains(id), "request {id} was never answered");

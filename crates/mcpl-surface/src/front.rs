@@ -404,7 +404,7 @@ mod tests {
         let plain = listed("plain", false);
         let hinted = listed("hinted", true);
         let (p_snap, h_snap) = (plain.snapshot(), hinted.snapshot());
-        assert!(p_snap.listed() && !p_snap.hinted() && !p_snap.ready());
+        assert!(p_snap.listed() && !p_snap.hinted() && p_snap.ready());
         assert!(h_snap.listed() && h_snap.hinted() && !h_snap.ready());
         let mut pres = Presenter::new(PresenterConfig::default());
         pres.update(p_snap, false);
