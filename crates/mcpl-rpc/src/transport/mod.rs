@@ -15,6 +15,7 @@ mod lines;
 pub mod origin;
 pub mod tls;
 pub mod ws;
+mod ws_frames;
 
 use bytes::Bytes;
 use mcpl_protocol::frame::{FrameError, Limits};

@@ -1,7 +1,9 @@
 //! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2), over plain
-//! TCP (`ws://`) or TLS (`wss://`, see [`super::tls`]).
+//! TCP (`ws://`) or TLS (`wss://`, see [`super::tls`]). tungstenite does the opening handshake
+//! on both sides and the client's frames; a server's accepted connections read and write
+//! their frames with [`super::ws_frames`], whose buffers are sized on demand.
 
-use super::{ClientOptions, Guard, Inbound, Transport, TransportKind};
+use super::{ClientOptions, Guard, Inbound, Transport, TransportKind, ws_frames};
 use crate::error::RpcError;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -192,7 +194,39 @@ where
             .await
             .map_err(|e| RpcError::Transport(format!("websocket handshake: {e}")))?;
     let kept = kept.ok_or_else(|| RpcError::Transport("websocket handshake refused".into()))?;
-    Ok((spawn(ws, limits), kept))
+    // From here the connection's frames are read and written with buffers sized on demand
+    // (see `ws_frames`); tungstenite's buffers go with it.
+    Ok((spawn_server(ws.into_inner(), limits), kept))
+}
+
+/// The reader and writer of an accepted connection (see [`super::ws_frames`]).
+fn spawn_server<S>(stream: S, limits: Limits) -> Transport
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (read_half, write_half) = tokio::io::split(stream);
+    let writer = ws_frames::Wire::new(write_half);
+    let (in_tx, in_rx) = crate::transport::inbound_queue();
+    let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
+    let reader = tokio::spawn(ws_frames::read_messages(
+        read_half,
+        writer.clone(),
+        limits,
+        in_tx.clone(),
+    ));
+    let writer = tokio::spawn(ws_frames::write_messages(writer, out_rx, in_tx));
+    Transport {
+        kind: TransportKind::WebSocket,
+        limits,
+        inbound: in_rx,
+        outbound: out_tx,
+        guard: Guard {
+            writer: Some(writer),
+            tasks: vec![reader],
+            child: None,
+        },
+        stderr: None,
+    }
 }
 
 fn spawn<S>(ws: WebSocketStream<S>, limits: Limits) -> Transport

@@ -60,7 +60,7 @@ struct Snapshot {
     next_call: u64,
     next_out: u64,
     current: BTreeMap<ToolsetName, InstanceName>,
-    announced: Option<Value>,
+    announced: Option<Arc<Value>>,
     disconnected: bool,
     pending_events: HashSet<RequestId>,
     state: crate::store::PrincipalState,
