@@ -46,6 +46,11 @@ use tokio::sync::mpsc;
 /// answer to the transport. If the host cancels a call, its app code runs on (the recorded
 /// changes still reach the host, as `tools/hints`); check [`Context::is_cancelled`] to stop
 /// early.
+///
+/// The driver polls a call's future once on the connection's own task: code that finishes
+/// without waiting (most tool calls) is answered with no task spawned; code that waits goes
+/// on in a task of its own. Long computations should therefore await (or move to
+/// `tokio::task::spawn_blocking`) rather than block before their first await.
 pub trait App: Send + Sync + 'static {
     /// Runs tool `tool` with `args`, already checked against the tool's current definition in
     /// the context's scope. Return `isError` results for tool failures.
