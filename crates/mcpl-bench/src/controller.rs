@@ -88,6 +88,12 @@ pub fn frames(count: usize) -> Vec<Vec<u8>> {
 
 /// A controller past its connect reads, with instance `g1` open at rev 1.
 pub fn ready_controller(now: Instant) -> Result<Controller, BenchError> {
+    ready_with(now, listed_tools(), statement())
+}
+
+/// A controller past its connect reads: `tools/list` answered with `listed`, then
+/// `toolsets/list` with `statement` (which must take rev 1).
+pub fn ready_with(now: Instant, listed: Value, statement: Value) -> Result<Controller, BenchError> {
     let mut config = ControllerConfig::new(mcpl_host::ServerName::sanitized("arcade"), "bench");
     config.manifest = Some(manifest());
     let mut controller = Controller::new(config, now);
@@ -97,8 +103,8 @@ pub fn ready_controller(now: Instant) -> Result<Controller, BenchError> {
         while let Some(effect) = controller.poll_effect() {
             if let Effect::Send(Message::Request(req)) = effect {
                 let result = match req.method.as_str() {
-                    "tools/list" => listed_tools(),
-                    "toolsets/list" => statement(),
+                    "tools/list" => listed.clone(),
+                    "toolsets/list" => statement.clone(),
                     other => {
                         return Err(BenchError::Invalid(format!(
                             "the controller sent an unexpected `{other}` at connect"
@@ -126,10 +132,46 @@ pub fn ready_controller(now: Instant) -> Result<Controller, BenchError> {
     Ok(controller)
 }
 
+/// Feeds `frames` (revs 2, 3, ... in order) to `controller`: decode under the default
+/// limits, `handle_message`, drain every effect. Returns how many ran within `budget` and how
+/// long they took; an error if any frame was refused, a recovery started or the applied rev
+/// is not the last frame's.
+pub fn apply_all(
+    controller: &mut Controller,
+    frames: &[Vec<u8>],
+    budget: Duration,
+    now: Instant,
+) -> Result<(usize, Duration), BenchError> {
+    let limits = Limits::default();
+    let mut recoveries = Vec::new();
+    let mut refused = 0usize;
+    let (count, took) = timed(frames, budget, |bytes| {
+        match frame::decode(bytes, &limits) {
+            Ok(msg) => controller.handle_message(now, None, msg),
+            Err(_) => refused += 1,
+        }
+        while let Some(effect) = controller.poll_effect() {
+            match effect {
+                Effect::Recovering(why) | Effect::RecoveryLimited { reason: why, .. } => {
+                    recoveries.push(why)
+                }
+                _ => {}
+            }
+        }
+    });
+    let applied = controller.snapshot().applied().get();
+    if refused > 0 || !recoveries.is_empty() || applied != count as u64 + 1 {
+        return Err(BenchError::Invalid(format!(
+            "the controller did not apply every frame in order \
+             ({count} fed, rev {applied}, {refused} refused, recoveries {recoveries:?})"
+        )));
+    }
+    Ok((count, took))
+}
+
 /// Measures row 2.
 pub fn measure(settings: Settings) -> Result<Vec<Figure>, BenchError> {
     let frames = frames(settings.frames);
-    let limits = Limits::default();
     let mut best_ours = 0.0f64;
     let mut best_parse = 0.0f64;
     for _ in 0..settings.passes.max(1) {
@@ -148,37 +190,17 @@ pub fn measure(settings: Settings) -> Result<Vec<Figure>, BenchError> {
         // Ours: decode, apply, drain.
         let now = Instant::now();
         let mut controller = ready_controller(now)?;
-        let mut recoveries = Vec::new();
-        let mut refused = 0usize;
-        let (count, took) = timed(&frames, settings.budget, |bytes| {
-            match frame::decode(bytes, &limits) {
-                Ok(msg) => controller.handle_message(now, None, msg),
-                Err(_) => refused += 1,
-            }
-            while let Some(effect) = controller.poll_effect() {
-                match effect {
-                    Effect::Recovering(why) | Effect::RecoveryLimited { reason: why, .. } => {
-                        recoveries.push(why)
-                    }
-                    _ => {}
-                }
-            }
-        });
-        let applied = controller.snapshot().applied().get();
-        if refused > 0 || !recoveries.is_empty() || applied != count as u64 + 1 {
-            return Err(BenchError::Invalid(format!(
-                "the controller did not apply every frame in order \
-                 ({count} fed, rev {applied}, {refused} refused, recoveries {recoveries:?})"
-            )));
-        }
+        let (count, took) = apply_all(&mut controller, &frames, settings.budget, now)?;
         best_ours = best_ours.max(rate(count, took));
     }
     Ok(vec![Figure {
+        id: Some("controller_vs_parse"),
         measure: "hint changes applied (decode, apply, drain)".into(),
         ours: best_ours,
         baseline_name: "serde_json parse of the same frames".into(),
         baseline: best_parse,
         unit: Unit::PerSecond,
+        ..Default::default()
     }])
 }
 

@@ -1,20 +1,29 @@
-//! Row 4, server fan-out: principals with three loopback WebSocket connections each.
+//! Row 4, server fan-out and memory: principals with three loopback WebSocket connections
+//! each, and Streamable HTTP sessions.
 //!
-//! For each principal, connection A opens a game (`toolsets/open go`); the server shares the
-//! principal's state with B and C as `tools/hints` on their own revs (§5.6). The latency is
-//! from sending the open to the later of B and C receiving its hints, against a `ping` round
-//! trip on A just before. Memory is the server process's resident set growth per connection
-//! and per open instance, against a bare `mcpl-rpc` WebSocket peer that answers `initialize`
-//! and `ping` only.
+//! - **`ws_fanout_p99_vs_ping`.** Once every connection is up, a `ping` is fired on the first
+//!   connection of every principal at once, and each round trip timed; then a game open
+//!   (`toolsets/open go`) is fired the same way on the same connections, all at once. The
+//!   server shares each principal's new state with its other two connections as
+//!   `tools/hints` (§5.6); a principal's sample runs from sending its open to the later of
+//!   the two deliveries. The figure is the p99 of those over the p99 of the pings.
+//! - **`ws_kib_per_connection`.** The server process's resident-set growth per connection
+//!   after `initialize` and `tools/list`, against a bare `mcpl-rpc` WebSocket peer that
+//!   answers `initialize` and `ping` only. Also per open game.
+//! - **`http_kib_per_session`.** The same for Streamable HTTP sessions (one per principal),
+//!   against a bare `mcpl-rpc` Streamable HTTP endpoint.
+//! - **Memory against principals** (a growth curve): the WebSocket server's resident-set
+//!   growth as the principals' connections come up.
 //!
-//! Both servers run as child processes, the `mcpl` binary started with [`CHILD_ENV`] set, so
+//! The servers run as child processes, the `mcpl` binary started with [`CHILD_ENV`] set, so
 //! their memory is theirs alone. They listen on 127.0.0.1 and end when their stdin closes.
 
+use crate::chart::Curve;
 use crate::error::BenchError;
 use crate::progress::Progress;
 use crate::report::{Figure, Unit};
 use crate::stats::percentile;
-use mcpl_rpc::transport::ws;
+use mcpl_rpc::transport::{http, ws};
 use mcpl_rpc::{Event, Limits, Peer, PeerConfig, RequestOptions};
 use mcpl_server::{Identity, TokenMap};
 use serde_json::{Value, json};
@@ -24,7 +33,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::sync::mpsc;
 
 /// The environment variable that makes `mcpl bench` serve as a child server instead:
-/// `arcade:N` (the arcade with bearer tokens `t0..tN` for principals `p0..pN`) or `bare`.
+/// `arcade:N` (the arcade over WebSocket with bearer tokens `t0..tN` for principals
+/// `p0..pN`), `arcade-http:N` (the same over Streamable HTTP), `bare` or `bare-http`.
 pub const CHILD_ENV: &str = "MCPL_BENCH_CHILD";
 
 /// How long one request may take.
@@ -44,7 +54,18 @@ pub enum ChildRole {
     },
     /// A bare `mcpl-rpc` WebSocket peer answering `initialize` and `ping`: the baseline.
     Bare,
+    /// The arcade over Streamable HTTP at `/mcp`, with the same tokens.
+    ArcadeHttp {
+        /// How many principals the token map holds.
+        principals: usize,
+    },
+    /// A bare `mcpl-rpc` Streamable HTTP endpoint at `/mcp`, a peer per session answering
+    /// `initialize` and `ping`: the HTTP baseline.
+    BareHttp,
 }
+
+/// The path of the Streamable HTTP endpoints.
+const HTTP_PATH: &str = "/mcp";
 
 impl ChildRole {
     /// The role [`CHILD_ENV`] asks for, if it is set.
@@ -55,16 +76,18 @@ impl ChildRole {
 
     /// Reads a role from its [`CHILD_ENV`] form.
     pub fn parse(value: &str) -> Result<ChildRole, BenchError> {
-        if value == "bare" {
-            return Ok(ChildRole::Bare);
+        match value {
+            "bare" => return Ok(ChildRole::Bare),
+            "bare-http" => return Ok(ChildRole::BareHttp),
+            _ => {}
         }
-        value
-            .strip_prefix("arcade:")
-            .and_then(|n| n.parse().ok())
+        let count = |prefix: &str| value.strip_prefix(prefix).and_then(|n| n.parse().ok());
+        count("arcade:")
             .map(|principals| ChildRole::Arcade { principals })
+            .or_else(|| count("arcade-http:").map(|principals| ChildRole::ArcadeHttp { principals }))
             .ok_or_else(|| {
                 BenchError::Child(format!(
-                    "`{CHILD_ENV}={value}`: expected `arcade:N` or `bare`"
+                    "`{CHILD_ENV}={value}`: expected `arcade:N`, `arcade-http:N`, `bare` or `bare-http`"
                 ))
             })
     }
@@ -73,6 +96,8 @@ impl ChildRole {
         match self {
             ChildRole::Arcade { principals } => format!("arcade:{principals}"),
             ChildRole::Bare => "bare".to_owned(),
+            ChildRole::ArcadeHttp { principals } => format!("arcade-http:{principals}"),
+            ChildRole::BareHttp => "bare-http".to_owned(),
         }
     }
 }
@@ -93,15 +118,31 @@ pub fn serve_child(role: ChildRole) -> Result<(), BenchError> {
             let mut sink = Vec::new();
             let _ = tokio::io::stdin().read_to_end(&mut sink).await;
         };
+        let tokens = |principals: usize| {
+            (0..principals).fold(TokenMap::new(), |map, i| {
+                map.with(format!("t{i}"), format!("p{i}"))
+            })
+        };
+        let arcade = || {
+            mcpl_arcade::start(mcpl_arcade::ArcadeConfig::default())
+                .map_err(|e| BenchError::setup("the arcade", e))
+        };
         match role {
             ChildRole::Arcade { principals } => {
-                let server = mcpl_arcade::start(mcpl_arcade::ArcadeConfig::default())
-                    .map_err(|e| BenchError::setup("the arcade", e))?;
-                let tokens = (0..principals).fold(TokenMap::new(), |map, i| {
-                    map.with(format!("t{i}"), format!("p{i}"))
-                });
+                let server = arcade()?;
+                let identity = Identity::Tokens(tokens(principals));
                 tokio::select! {
-                    served = server.runtime().serve_ws(listener, Identity::Tokens(tokens)) => {
+                    served = server.runtime().serve_ws(listener, identity) => {
+                        served.map_err(|e| BenchError::Child(e.to_string()))
+                    }
+                    () = stdin_closed => Ok(()),
+                }
+            }
+            ChildRole::ArcadeHttp { principals } => {
+                let server = arcade()?;
+                let identity = Identity::Tokens(tokens(principals));
+                tokio::select! {
+                    served = server.runtime().serve_http(listener, HTTP_PATH, identity) => {
                         served.map_err(|e| BenchError::Child(e.to_string()))
                     }
                     () = stdin_closed => Ok(()),
@@ -111,8 +152,49 @@ pub fn serve_child(role: ChildRole) -> Result<(), BenchError> {
                 served = serve_bare(listener) => served,
                 () = stdin_closed => Ok(()),
             },
+            ChildRole::BareHttp => tokio::select! {
+                served = serve_bare_http(listener) => served,
+                () = stdin_closed => Ok(()),
+            },
         }
     })
+}
+
+/// What the bare baselines answer: `initialize` and `ping`.
+async fn answer_bare(transport: mcpl_rpc::Transport) {
+    let (_peer, mut events) = Peer::start(transport, PeerConfig::default());
+    while let Some(event) = events.recv().await {
+        if let Event::Request {
+            request, responder, ..
+        } = event
+        {
+            let _ = match request.method.as_str() {
+                "initialize" => responder.respond(json!({
+                    "protocolVersion": mcpl_protocol::mcp::LATEST_PROTOCOL_VERSION,
+                    "capabilities": {},
+                    "serverInfo": {"name": "bare", "version": "0"}})),
+                "ping" => responder.respond(json!({})),
+                _ => responder.method_not_found(),
+            };
+        }
+    }
+}
+
+/// The HTTP baseline: `mcpl-rpc`'s Streamable HTTP endpoint, a bare peer per session.
+async fn serve_bare_http(listener: tokio::net::TcpListener) -> Result<(), BenchError> {
+    let config = http::HttpServerConfig {
+        max_sessions_per_owner: usize::MAX,
+        ..http::HttpServerConfig::default()
+    };
+    let (router, mut sessions) = http::router(HTTP_PATH, config);
+    tokio::spawn(async move {
+        while let Some(session) = sessions.recv().await {
+            tokio::spawn(answer_bare(session.transport));
+        }
+    });
+    axum::serve(listener, router)
+        .await
+        .map_err(|e| BenchError::Child(e.to_string()))
 }
 
 /// The baseline server: a WebSocket `mcpl-rpc` peer per connection, no session behind it.
@@ -121,24 +203,7 @@ async fn serve_bare(listener: tokio::net::TcpListener) -> Result<(), BenchError>
         let (transport, _) = ws::accept_next(&listener, Limits::default())
             .await
             .map_err(|e| BenchError::Child(e.to_string()))?;
-        tokio::spawn(async move {
-            let (_peer, mut events) = Peer::start(transport, PeerConfig::default());
-            while let Some(event) = events.recv().await {
-                if let Event::Request {
-                    request, responder, ..
-                } = event
-                {
-                    let _ = match request.method.as_str() {
-                        "initialize" => responder.respond(json!({
-                            "protocolVersion": mcpl_protocol::mcp::LATEST_PROTOCOL_VERSION,
-                            "capabilities": {},
-                            "serverInfo": {"name": "bare", "version": "0"}})),
-                        "ping" => responder.respond(json!({})),
-                        _ => responder.method_not_found(),
-                    };
-                }
-            }
-        });
+        tokio::spawn(answer_bare(transport));
     }
 }
 
@@ -202,6 +267,15 @@ impl Child {
     }
 }
 
+/// The transport a client connection uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    /// WebSocket.
+    Ws,
+    /// Streamable HTTP.
+    Http,
+}
+
 /// One client connection and the times its hints arrived.
 struct Conn {
     peer: Peer,
@@ -209,16 +283,28 @@ struct Conn {
 }
 
 impl Conn {
-    async fn open(addr: &str, token: Option<String>, list: bool) -> Result<Conn, BenchError> {
-        let url = format!("ws://{addr}");
+    async fn open(
+        wire: Wire,
+        addr: &str,
+        token: Option<String>,
+        list: bool,
+    ) -> Result<Conn, BenchError> {
         let bearer = token.map(|t| format!("Bearer {t}"));
         let headers: Vec<(&str, &str)> = bearer
             .as_deref()
             .map(|b| vec![("authorization", b)])
             .unwrap_or_default();
-        let transport = ws::connect(&url, &headers, Limits::default())
-            .await
-            .map_err(|e| BenchError::transport("websocket connect", e))?;
+        let transport = match wire {
+            Wire::Ws => ws::connect(&format!("ws://{addr}"), &headers, Limits::default())
+                .await
+                .map_err(|e| BenchError::transport("websocket connect", e))?,
+            Wire::Http => http::connect(
+                &format!("http://{addr}{HTTP_PATH}"),
+                &headers,
+                Limits::default(),
+            )
+            .map_err(|e| BenchError::transport("http connect", e))?,
+        };
         let (peer, mut events) = Peer::start(transport, PeerConfig::default());
         let (tx, hints) = mpsc::unbounded_channel();
         tokio::spawn(async move {
@@ -264,14 +350,15 @@ impl Conn {
     fn drain(&mut self) {
         while self.hints.try_recv().is_ok() {}
     }
+}
 
-    async fn next_hints(&mut self) -> Result<Instant, BenchError> {
-        tokio::time::timeout(TIMEOUT, self.hints.recv())
-            .await
-            .ok()
-            .flatten()
-            .ok_or_else(|| BenchError::Invalid("a connection never received its hints".into()))
-    }
+/// The next hints delivery on `hints`.
+async fn next_hints(hints: &mut mpsc::UnboundedReceiver<Instant>) -> Result<Instant, BenchError> {
+    tokio::time::timeout(TIMEOUT, hints.recv())
+        .await
+        .ok()
+        .flatten()
+        .ok_or_else(|| BenchError::Invalid("a connection never received its hints".into()))
 }
 
 async fn request(peer: &Peer, method: &str, params: Value) -> Result<Value, BenchError> {
@@ -281,13 +368,23 @@ async fn request(peer: &Peer, method: &str, params: Value) -> Result<Value, Benc
         .map_err(|e| BenchError::transport(format!("`{method}`"), e))
 }
 
-/// Opens `count` connections; connection `i` acts for principal `i / 3` when `tokens`.
+/// How to open a set of connections.
+struct Dial<'a> {
+    wire: Wire,
+    addr: &'a str,
+    /// Connections per principal, each principal with its own token; `None`: no tokens and
+    /// no `tools/list` (the bare baselines).
+    per_principal: Option<usize>,
+}
+
+/// Opens `count` connections; with tokens, connection `i` acts for principal
+/// `i / per_principal`. `after_batch` sees how many are open after each batch.
 async fn connect_all(
-    addr: &str,
+    dial: &Dial<'_>,
     count: usize,
-    tokens: bool,
     progress: &Progress,
     what: &str,
+    mut after_batch: impl FnMut(usize),
 ) -> Result<Vec<Conn>, BenchError> {
     let mut conns = Vec::with_capacity(count);
     while conns.len() < count {
@@ -295,9 +392,10 @@ async fn connect_all(
         let end = (start + CONNECT_BATCH).min(count);
         let mut batch = tokio::task::JoinSet::new();
         for i in start..end {
-            let addr = addr.to_owned();
-            let token = tokens.then(|| format!("t{}", i / PER_PRINCIPAL));
-            batch.spawn(async move { (i, Conn::open(&addr, token, tokens).await) });
+            let addr = dial.addr.to_owned();
+            let token = dial.per_principal.map(|per| format!("t{}", i / per));
+            let (wire, list) = (dial.wire, dial.per_principal.is_some());
+            batch.spawn(async move { (i, Conn::open(wire, &addr, token, list).await) });
         }
         let mut opened: Vec<(usize, Conn)> = Vec::new();
         while let Some(joined) = batch.join_next().await {
@@ -306,6 +404,7 @@ async fn connect_all(
         }
         opened.sort_by_key(|(i, _)| *i);
         conns.extend(opened.into_iter().map(|(_, c)| c));
+        after_batch(conns.len());
         progress.status(&format!("{what}: {}/{count} connections", conns.len()));
     }
     Ok(conns)
@@ -316,114 +415,263 @@ async fn connect_all(
 pub struct Settings {
     /// The `mcpl` binary, started as the child servers.
     pub exe: PathBuf,
-    /// Principals, each with three connections.
+    /// Principals, each with three WebSocket connections and one HTTP session.
     pub principals: usize,
-    /// The most the open-and-measure loop may take; principals not reached are left out.
-    pub budget: Duration,
+}
+
+/// What row 4 found: its figures and the memory-against-principals curve.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// The row's figures.
+    pub figures: Vec<Figure>,
+    /// The WebSocket server's resident-set growth (KiB) against principals connected.
+    pub memory_curve: Curve,
+}
+
+/// Resident-set growth per connection of `count` connections opened by `dial` on `child`,
+/// closed again before returning. With `curve`, also the growth (KiB) at each point where
+/// the principals connected so far reach a checkpoint.
+async fn memory_per_connection(
+    child: &Child,
+    dial: &Dial<'_>,
+    count: usize,
+    progress: &Progress,
+    what: &str,
+) -> Result<(Option<f64>, Vec<Conn>, Vec<(f64, f64)>), BenchError> {
+    let idle = child.rss();
+    let mut curve = Vec::new();
+    let per = dial.per_principal.unwrap_or(1);
+    let conns = connect_all(dial, count, progress, what, |open| {
+        let principals = open / per;
+        if let (Some(idle), Some(now)) = (idle, child.rss())
+            && principals > 0
+            && curve.last().is_none_or(|(p, _)| *p < principals as f64)
+        {
+            curve.push((principals as f64, (now - idle).max(0.0) / 1024.0));
+        }
+    })
+    .await?;
+    settle().await;
+    let per_conn = idle
+        .zip(child.rss())
+        .map(|(idle, busy)| (busy - idle) / count as f64);
+    Ok((per_conn, conns, curve))
+}
+
+async fn close_all(conns: Vec<Conn>) {
+    for conn in &conns {
+        conn.peer.close().await;
+    }
 }
 
 /// Measures row 4.
-pub async fn measure(settings: &Settings, progress: &Progress) -> Result<Vec<Figure>, BenchError> {
+pub async fn measure(settings: &Settings, progress: &Progress) -> Result<Measured, BenchError> {
     let n = settings.principals.max(1);
     let conns_total = n * PER_PRINCIPAL;
 
-    // The baseline's memory per connection.
+    // The baselines' memory per connection and per session.
     let bare = Child::start(&settings.exe, ChildRole::Bare).await?;
-    let bare_idle = bare.rss();
-    let bare_conns = connect_all(&bare.addr, conns_total, false, progress, "bare peers").await?;
-    settle().await;
-    let bare_per_conn = bare_idle
-        .zip(bare.rss())
-        .map(|(idle, busy)| (busy - idle) / conns_total as f64);
-    for conn in &bare_conns {
-        conn.peer.close().await;
-    }
-    drop(bare_conns);
+    let dial = Dial {
+        wire: Wire::Ws,
+        addr: &bare.addr,
+        per_principal: None,
+    };
+    let (bare_per_conn, conns, _) =
+        memory_per_connection(&bare, &dial, conns_total, progress, "bare peers").await?;
+    close_all(conns).await;
     bare.stop().await;
 
-    // The arcade.
+    let bare_http = Child::start(&settings.exe, ChildRole::BareHttp).await?;
+    let dial = Dial {
+        wire: Wire::Http,
+        addr: &bare_http.addr,
+        per_principal: None,
+    };
+    let (bare_per_session, conns, _) =
+        memory_per_connection(&bare_http, &dial, n, progress, "bare http").await?;
+    close_all(conns).await;
+    bare_http.stop().await;
+
+    // The arcade over Streamable HTTP: one session per principal.
+    let arcade_http = Child::start(&settings.exe, ChildRole::ArcadeHttp { principals: n }).await?;
+    let dial = Dial {
+        wire: Wire::Http,
+        addr: &arcade_http.addr,
+        per_principal: Some(1),
+    };
+    let (per_session, conns, _) =
+        memory_per_connection(&arcade_http, &dial, n, progress, "arcade http").await?;
+    close_all(conns).await;
+    arcade_http.stop().await;
+
+    // The arcade over WebSocket: three connections per principal.
     let arcade = Child::start(&settings.exe, ChildRole::Arcade { principals: n }).await?;
-    let idle = arcade.rss();
-    let mut conns = connect_all(&arcade.addr, conns_total, true, progress, "arcade").await?;
-    settle().await;
+    let dial = Dial {
+        wire: Wire::Ws,
+        addr: &arcade.addr,
+        per_principal: Some(PER_PRINCIPAL),
+    };
+    let (per_conn, mut conns, curve) =
+        memory_per_connection(&arcade, &dial, conns_total, progress, "arcade").await?;
     let connected = arcade.rss();
-    let per_conn = idle
-        .zip(connected)
-        .map(|(idle, busy)| (busy - idle) / conns_total as f64);
 
-    let mut pings = Vec::with_capacity(n);
-    let mut fanouts = Vec::with_capacity(n);
-    let started = Instant::now();
-    for (p, trio) in conns.chunks_mut(PER_PRINCIPAL).enumerate() {
-        if started.elapsed() > settings.budget {
-            break;
-        }
-        let [a, b, c] = trio else {
-            return Err(BenchError::Invalid("connections come in threes".into()));
-        };
-        b.drain();
-        c.drain();
-        let t0 = Instant::now();
-        request(&a.peer, "ping", json!({})).await?;
-        pings.push(t0.elapsed());
-
-        let t0 = Instant::now();
-        let open = request(
-            &a.peer,
-            "toolsets/open",
-            json!({"toolset": "go", "instance": "g", "options": {"size": 9}}),
-        );
-        let (opened, at_b, at_c) = tokio::join!(open, b.next_hints(), c.next_hints());
-        opened?;
-        fanouts.push(at_b?.max(at_c?) - t0);
-        if p % 50 == 0 {
-            progress.status(&format!("fan-out: principal {p}/{n}"));
-        }
-    }
+    progress.status(&format!("fan-out: {n} pings, then {n} opens, all at once"));
+    let pings = pings_at_once(&conns).await?;
+    let fanouts = opens_at_once(&mut conns).await?;
     settle().await;
     let opened = fanouts.len();
     let per_instance = connected
         .zip(arcade.rss())
         .filter(|_| opened > 0)
         .map(|(before, after)| (after - before) / opened as f64);
-    for conn in &conns {
-        conn.peer.close().await;
-    }
-    drop(conns);
+    close_all(conns).await;
     arcade.stop().await;
 
     let micros = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e6).unwrap_or(0.0);
     let mut figures = Vec::new();
-    for p in [50.0, 99.0] {
+    for (p, id) in [(50.0, None), (99.0, Some("ws_fanout_p99_vs_ping"))] {
         figures.push(Figure {
+            id,
             measure: format!(
-                "p{p:.0} open on 1 connection → hints on the other 2 ({opened} principals x 3)"
+                "p{p:.0} open on 1 connection → hints on the other 2 ({opened} principals x 3, \
+                 all opens at once)"
             ),
             ours: micros(percentile(&fanouts, p)),
-            baseline_name: format!("p{p:.0} `ping` round trip, same connection"),
+            baseline_name: format!("p{p:.0} `ping` round trip, same connections, all at once"),
             baseline: micros(percentile(&pings, p)),
             unit: Unit::Micros,
+            ..Default::default()
         });
     }
+    let kib = |b: f64| b / 1024.0;
     if let (Some(ours), Some(bare)) = (per_conn, bare_per_conn) {
         figures.push(Figure {
-            measure: format!("server memory per connection ({conns_total} connections)"),
-            ours,
+            id: Some("ws_kib_per_connection"),
+            measure: format!(
+                "server memory per WebSocket connection after `initialize` and `tools/list` \
+                 ({conns_total} connections)"
+            ),
+            ours: kib(ours),
             baseline_name: "bare mcpl-rpc WebSocket peer, per connection".into(),
-            baseline: bare,
-            unit: Unit::Bytes,
+            baseline: kib(bare),
+            unit: Unit::Kib,
+            ..Default::default()
         });
         if let Some(inst) = per_instance {
             figures.push(Figure {
                 measure: format!("server memory per open instance ({opened} games)"),
-                ours: inst,
+                ours: kib(inst),
                 baseline_name: "bare mcpl-rpc WebSocket peer, per connection".into(),
-                baseline: bare,
-                unit: Unit::Bytes,
+                baseline: kib(bare),
+                unit: Unit::Kib,
+                ..Default::default()
             });
         }
     }
-    Ok(figures)
+    if let (Some(ours), Some(bare)) = (per_session, bare_per_session) {
+        figures.push(Figure {
+            id: Some("http_kib_per_session"),
+            measure: format!(
+                "server memory per Streamable HTTP session after `initialize` and `tools/list` \
+                 ({n} sessions)"
+            ),
+            ours: kib(ours),
+            baseline_name: "bare mcpl-rpc Streamable HTTP peer, per session".into(),
+            baseline: kib(bare),
+            unit: Unit::Kib,
+            ..Default::default()
+        });
+    }
+    Ok(Measured {
+        figures,
+        memory_curve: Curve {
+            file: "memory-principals.svg".into(),
+            title: "Server memory as principals connect (3 WebSocket connections each)".into(),
+            x_label: "principals connected".into(),
+            y_label: "resident-set growth, KiB".into(),
+            points: thin(&curve, 12),
+        },
+    })
+}
+
+/// At most about `most` points of `curve`, evenly spaced on a log scale, always keeping the
+/// first and the last.
+fn thin(curve: &[(f64, f64)], most: usize) -> Vec<(f64, f64)> {
+    let Some(last) = curve.last() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    let (lo, hi) = (curve[0].0.max(1.0).ln(), last.0.max(1.0).ln());
+    let step = ((hi - lo) / most.max(1) as f64).max(f64::MIN_POSITIVE);
+    for point in curve {
+        let at = point.0.max(1.0).ln();
+        if out.last().is_none_or(|(x, _)| at - x.max(1.0).ln() >= step) {
+            out.push(*point);
+        }
+    }
+    if out.last() != Some(last) {
+        out.push(*last);
+    }
+    out
+}
+
+/// Fires a `ping` on the first connection of every principal at once; the round trips.
+async fn pings_at_once(conns: &[Conn]) -> Result<Vec<Duration>, BenchError> {
+    let (go, start) = tokio::sync::watch::channel(false);
+    let mut set = tokio::task::JoinSet::new();
+    for trio in conns.chunks(PER_PRINCIPAL) {
+        let peer = trio[0].peer.clone();
+        let mut start = start.clone();
+        set.spawn(async move {
+            let _ = start.wait_for(|go| *go).await;
+            let t0 = Instant::now();
+            request(&peer, "ping", json!({})).await?;
+            Ok::<_, BenchError>(t0.elapsed())
+        });
+    }
+    let _ = go.send(true);
+    let mut out = Vec::with_capacity(set.len());
+    while let Some(joined) = set.join_next().await {
+        out.push(joined.map_err(|e| BenchError::transport("a ping task", e))??);
+    }
+    Ok(out)
+}
+
+/// Fires a game open on the first connection of every principal at once; per principal, the
+/// time from sending it to the later of its other two connections receiving the hints.
+async fn opens_at_once(conns: &mut [Conn]) -> Result<Vec<Duration>, BenchError> {
+    let (go, start) = tokio::sync::watch::channel(false);
+    let mut set = tokio::task::JoinSet::new();
+    for trio in conns.chunks_mut(PER_PRINCIPAL) {
+        let [a, b, c] = trio else {
+            return Err(BenchError::Invalid("connections come in threes".into()));
+        };
+        b.drain();
+        c.drain();
+        let peer = a.peer.clone();
+        // B's and C's receivers move into the task; the connections are closed after.
+        let mut hb = std::mem::replace(&mut b.hints, mpsc::unbounded_channel().1);
+        let mut hc = std::mem::replace(&mut c.hints, mpsc::unbounded_channel().1);
+        let mut start = start.clone();
+        set.spawn(async move {
+            let _ = start.wait_for(|go| *go).await;
+            let t0 = Instant::now();
+            let open = request(
+                &peer,
+                "toolsets/open",
+                json!({"toolset": "go", "instance": "g", "options": {"size": 9}}),
+            );
+            let (opened, at_b, at_c) = tokio::join!(open, next_hints(&mut hb), next_hints(&mut hc));
+            opened?;
+            Ok::<_, BenchError>(at_b?.max(at_c?) - t0)
+        });
+    }
+    let _ = go.send(true);
+    let mut out = Vec::with_capacity(set.len());
+    while let Some(joined) = set.join_next().await {
+        out.push(joined.map_err(|e| BenchError::transport("an open task", e))??);
+    }
+    Ok(out)
 }
 
 /// Lets the child finish what the last replies started before its memory is read.
@@ -437,10 +685,26 @@ mod tests {
 
     #[test]
     fn child_roles_round_trip_through_their_env_form() {
-        for role in [ChildRole::Bare, ChildRole::Arcade { principals: 1000 }] {
+        for role in [
+            ChildRole::Bare,
+            ChildRole::BareHttp,
+            ChildRole::Arcade { principals: 1000 },
+            ChildRole::ArcadeHttp { principals: 3 },
+        ] {
             assert_eq!(ChildRole::parse(&role.env_value()).unwrap(), role);
         }
         let err = ChildRole::parse("arcade:many").unwrap_err().to_string();
         assert!(err.contains("arcade:many"), "{err}");
+    }
+
+    #[test]
+    fn thinning_keeps_the_ends_and_spaces_points_on_a_log_scale() {
+        let curve: Vec<(f64, f64)> = (1..=1000).map(|p| (p as f64, p as f64 * 2.0)).collect();
+        let thin = thin(&curve, 6);
+        assert_eq!(thin.first(), Some(&(1.0, 2.0)));
+        assert_eq!(thin.last(), Some(&(1000.0, 2000.0)));
+        assert!(thin.len() <= 8, "{thin:?}");
+        assert!(thin.windows(2).all(|w| w[0].0 < w[1].0), "{thin:?}");
+        assert!(super::thin(&[], 6).is_empty());
     }
 }

@@ -181,6 +181,7 @@ pub async fn measure(settings: &Settings) -> Result<Vec<Figure>, BenchError> {
             baseline_name: "after wave 1".into(),
             baseline: first,
             unit: Unit::Bytes,
+            ..Default::default()
         },
         Figure {
             measure: format!(
@@ -191,6 +192,7 @@ pub async fn measure(settings: &Settings) -> Result<Vec<Figure>, BenchError> {
             baseline_name: "connections opened".into(),
             baseline: (settings.connections * settings.waves) as f64,
             unit: Unit::Count,
+            ..Default::default()
         },
     ])
 }

@@ -227,6 +227,7 @@ pub async fn measure() -> Result<Vec<Figure>, BenchError> {
             baseline_name: "the three lists read directly".into(),
             baseline: direct_list as f64,
             unit: Unit::Bytes,
+            ..Default::default()
         },
         Figure {
             measure: "plain_task_bytes_vs_direct: bytes the model reads over a 20-step task (list once + every result)".into(),
@@ -234,6 +235,7 @@ pub async fn measure() -> Result<Vec<Figure>, BenchError> {
             baseline_name: "the same calls made directly".into(),
             baseline: direct_task as f64,
             unit: Unit::Bytes,
+            ..Default::default()
         },
     ])
 }

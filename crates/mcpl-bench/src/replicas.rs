@@ -49,11 +49,13 @@ pub async fn measure(settings: &Settings) -> RowOutcome {
         let memory = latencies(World::memory()?, settings).await?;
         let replicas = latencies(World::redis(&redis.url()).await?, settings).await?;
         let figure = |p: f64| Figure {
+            id: (p == 50.0).then_some("redis_p50_vs_memory"),
             measure: format!("change to last delivery, p{p:.0}, two replicas on Redis"),
             ours: micros(percentile(&replicas, p)),
             baseline_name: "one replica, in-memory store".to_owned(),
             baseline: micros(percentile(&memory, p)),
             unit: Unit::Micros,
+            ..Default::default()
         };
         Ok::<_, BenchError>(vec![figure(50.0), figure(99.0)])
     }

@@ -2,6 +2,7 @@
 
 use crate::controller;
 use crate::fanout;
+use crate::growth;
 use crate::handshake;
 use crate::peers;
 use crate::plain;
@@ -19,11 +20,39 @@ pub struct BenchConfig {
     pub quick: bool,
     /// The `mcpl` binary, which row 4 starts as its child servers.
     pub exe: PathBuf,
+    /// How many times to run every row; each figure is then the median (see
+    /// [`Report::median`]).
+    pub runs: usize,
 }
 
-/// Runs every row in order, drawing `progress` (eight steps), and returns the report. A row
-/// that fails is reported as failed; the others still run.
-pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
+/// Rows per run: the steps of the progress bar.
+pub const ROWS: usize = 9;
+
+/// Runs every row `config.runs` times (at least once), drawing `progress` ([`ROWS`] steps a
+/// run), and returns the medians.
+pub fn run_all(config: &BenchConfig, progress: &mut Progress) -> Report {
+    let runs = config.runs.max(1);
+    let reports = (0..runs)
+        .map(|i| {
+            let label = if runs > 1 {
+                format!("run {}/{runs}: ", i + 1)
+            } else {
+                String::new()
+            };
+            if i > 0 {
+                progress.advance(&format!("{label}starting"));
+            }
+            run(config, &label, progress)
+        })
+        .collect();
+    progress.finish();
+    Report::median(reports)
+}
+
+/// Runs every row once in order, advancing `progress` one step between rows (each step's
+/// text after `label`; the caller advances past the last row), and returns the report. A row that fails is reported as failed; the
+/// others still run.
+pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report {
     let quick = config.quick;
     let mut rows = Vec::new();
 
@@ -41,6 +70,7 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
                 (6, "replicas on redis"),
                 (7, "handshake timeout"),
                 (8, "plain servers"),
+                (9, "change cost"),
             ]
             .into_iter()
             .map(|(number, title)| Row {
@@ -49,17 +79,19 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
                 outcome: failed.clone(),
             })
             .collect();
-            progress.finish();
             return Report {
                 quick,
+                runs: 1,
                 machine: machine(),
                 rows,
-                chart: None,
+                ..Report::default()
             };
         }
     };
 
-    progress.status("1 cache stability");
+    let machine = machine();
+    let mut curves = Vec::new();
+    progress.status(&format!("{label}1 cache stability"));
     let steps = 200;
     let budget = Duration::from_secs(if quick { 30 } else { 60 });
     let (row1, chart) = match runtime.block_on(surface::session(steps, budget)) {
@@ -75,7 +107,7 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         outcome: row1,
     });
 
-    progress.advance("2 controller throughput");
+    progress.advance(&format!("{label}2 controller throughput"));
     let settings = controller::Settings {
         frames: if quick { 2_000 } else { 50_000 },
         passes: if quick { 1 } else { 5 },
@@ -87,7 +119,7 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         outcome: outcome(controller::measure(settings)),
     });
 
-    progress.advance("3 surface overhead");
+    progress.advance(&format!("{label}3 surface overhead"));
     let calls = if quick { 100 } else { 2_000 };
     let budget = Duration::from_secs(if quick { 10 } else { 30 });
     rows.push(Row {
@@ -96,18 +128,24 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         outcome: outcome(runtime.block_on(surface::overhead(calls, budget))),
     });
 
-    progress.advance("4 server fan-out");
+    progress.advance(&format!("{label}4 server fan-out"));
     let fanout = fanout::Settings {
         exe: config.exe.clone(),
         principals: if quick { 20 } else { 1_000 },
-        budget: Duration::from_secs(if quick { 10 } else { 120 }),
     };
-    let row4 = outcome(runtime.block_on(fanout::measure(&fanout, progress)));
-    progress.advance("5 peer comparison");
+    let row4 = match runtime.block_on(fanout::measure(&fanout, progress)) {
+        Ok(measured) => {
+            curves.push(measured.memory_curve);
+            RowOutcome::Measured(measured.figures)
+        }
+        Err(e) => RowOutcome::Failed(e.to_string()),
+    };
+    progress.advance(&format!("{label}5 peer comparison"));
     let row5 = if peers::BUILT {
         let settings = peers::Settings {
             calls: if quick { 200 } else { 20_000 },
-            budget: Duration::from_secs(if quick { 5 } else { 20 }),
+            budget: Duration::from_secs(if quick { 5 } else { 10 }),
+            passes: if quick { 1 } else { 3 },
         };
         outcome(runtime.block_on(peers::measure(settings)))
     } else {
@@ -119,7 +157,7 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
     };
     rows.push(Row {
         number: 4,
-        title: "server fan-out",
+        title: "server fan-out and memory",
         outcome: row4,
     });
     rows.push(Row {
@@ -127,7 +165,7 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         title: "peer comparison",
         outcome: row5,
     });
-    progress.advance("6 replicas on redis");
+    progress.advance(&format!("{label}6 replicas on redis"));
     let settings = replicas::Settings {
         changes: if quick { 50 } else { 2_000 },
         budget: Duration::from_secs(if quick { 5 } else { 30 }),
@@ -137,7 +175,7 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         title: "replicas on redis",
         outcome: runtime.block_on(replicas::measure(&settings)),
     });
-    progress.advance("7 handshake timeout");
+    progress.advance(&format!("{label}7 handshake timeout"));
     let settings = handshake::Settings {
         exe: config.exe.clone(),
         connections: 1_000,
@@ -150,20 +188,39 @@ pub fn run(config: &BenchConfig, progress: &mut Progress) -> Report {
         title: "handshake timeout",
         outcome: outcome(runtime.block_on(handshake::measure(&settings))),
     });
-    progress.advance("8 plain servers");
+    progress.advance(&format!("{label}8 plain servers"));
     rows.push(Row {
         number: 8,
         title: "plain servers",
         outcome: outcome(runtime.block_on(plain::measure())),
     });
-    progress.finish();
+    progress.advance(&format!("{label}9 change cost"));
+    let settings = growth::Settings {
+        frames: if quick { 100 } else { 20_000 },
+        passes: if quick { 1 } else { 3 },
+        budget: Duration::from_secs(2),
+    };
+    let row9 = match growth::measure(settings) {
+        Ok(measured) => {
+            curves.splice(0..0, measured.curves);
+            RowOutcome::Measured(measured.figures)
+        }
+        Err(e) => RowOutcome::Failed(e.to_string()),
+    };
+    rows.push(Row {
+        number: 9,
+        title: "change cost",
+        outcome: row9,
+    });
     // The surface's link tasks and the arcades end with the runtime.
     runtime.shutdown_timeout(Duration::from_secs(1));
     Report {
         quick,
-        machine: machine(),
+        runs: 1,
+        machine,
         rows,
         chart,
+        curves,
     }
 }
 

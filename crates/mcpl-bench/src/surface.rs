@@ -1,8 +1,8 @@
 //! Rows 1 and 3, through the surface host (`mcpl-surface`) in front of an in-process arcade.
 //!
 //! Every hop is stdio framing over an in-memory pipe: the client (an `mcpl-rpc` peer) to the
-//! surface, and the surface to the arcade; the direct baseline of row 3 is the same client
-//! to the same arcade.
+//! surface, and the surface to the arcade; row 3's baselines are the same client through a
+//! bare relay with the same two hops ([`crate::relay`]) and straight to the same arcade.
 //!
 //! - **Row 1, cache stability.** A scripted session of 200 steps on two games at once: opens,
 //!   moves (each answered by the bot's push, which changes the legal moves), closes and
@@ -10,7 +10,8 @@
 //!   list and the bytes re-sent, against a plain re-listing host and a dynamic-toolsets host
 //!   measured from the same states.
 //! - **Row 3, surface overhead.** `toolsets_act {tool: "board"}` round trips through the
-//!   surface against `tools/call board` (with `mcpl/instance`) on the arcade directly.
+//!   surface against `tools/call board` (with `mcpl/instance`) through the relay
+//!   (`surface_p50_vs_relay`) and on the arcade directly (`surface_p50_vs_direct`).
 
 use crate::chart::{Bar, bar_chart};
 use crate::error::BenchError;
@@ -41,6 +42,12 @@ fn arcade_config() -> ArcadeConfig {
 
 /// A stdio-framed pipe: one end for the caller, the other served by the arcade.
 fn arcade_pipe(arcade: &ArcadeServer) -> Transport {
+    let (r, w) = tokio::io::split(arcade_stream(arcade));
+    Transport::stdio(r, w)
+}
+
+/// The caller's end of a raw byte pipe whose other end the arcade serves with stdio framing.
+fn arcade_stream(arcade: &ArcadeServer) -> tokio::io::DuplexStream {
     let (ours, theirs) = tokio::io::duplex(256 * 1024);
     let (r, w) = tokio::io::split(theirs);
     let runtime = arcade.runtime().clone();
@@ -54,8 +61,16 @@ fn arcade_pipe(arcade: &ArcadeServer) -> Transport {
             )
             .await;
     });
+    ours
+}
+
+/// A client whose frames pass through a bare relay (two hops, like the surface) to the
+/// arcade.
+async fn relay_client(arcade: &ArcadeServer) -> Result<Client, BenchError> {
+    let (ours, theirs) = tokio::io::duplex(256 * 1024);
+    crate::relay::relay(theirs, arcade_stream(arcade));
     let (r, w) = tokio::io::split(ours);
-    Transport::stdio(r, w)
+    Client::start(Transport::stdio(r, w)).await
 }
 
 /// Reaches the embedded arcade over a stdio pipe; anything else the standard way.
@@ -265,16 +280,22 @@ pub async fn session(steps: usize, budget: Duration) -> Result<CacheReport, Benc
 /// Row 1's figures from a session's report.
 pub fn cache_figures(report: &CacheReport, steps: usize) -> Vec<Figure> {
     let mut figures = Vec::new();
-    for (name, tally) in [
-        ("plain re-listing host", &report.plain),
-        ("dynamic-toolsets host", &report.groups),
+    for (name, tally, id) in [
+        (
+            "plain re-listing host",
+            &report.plain,
+            Some("cache_list_changes"),
+        ),
+        ("dynamic-toolsets host", &report.groups, None),
     ] {
         figures.push(Figure {
+            id,
             measure: format!("model-facing tool-list changes ({steps} steps, 2 games at once)"),
             ours: report.surface_changes as f64,
             baseline_name: name.into(),
             baseline: tally.changes as f64,
             unit: Unit::Count,
+            ..Default::default()
         });
         figures.push(Figure {
             measure: format!("tool-list bytes re-sent ({steps} steps)"),
@@ -282,18 +303,21 @@ pub fn cache_figures(report: &CacheReport, steps: usize) -> Vec<Figure> {
             baseline_name: name.into(),
             baseline: tally.resent_bytes as f64,
             unit: Unit::Bytes,
+            ..Default::default()
         });
     }
     figures
 }
 
-/// Row 3: p50 and p99 of `calls` round trips through the surface and directly.
+/// Row 3: p50 and p99 of `calls` round trips through the surface, through a bare relay with
+/// the same two hops, and directly; the three paths take turns call by call.
 pub async fn overhead(calls: usize, budget: Duration) -> Result<Vec<Figure>, BenchError> {
     let arcade = start_arcade()?;
     let direct = Client::start(arcade_pipe(&arcade)).await?;
+    let relayed = relay_client(&arcade).await?;
     let (_surface, through) = surface_client(arcade.clone()).await?;
-    // One game, opened through the surface; the direct client acts for the same principal,
-    // so it reaches the same instance.
+    // One game, opened through the surface; the direct and relayed clients act for the same
+    // principal, so they reach the same instance.
     let opened = through
         .call(
             "toolsets_open",
@@ -304,7 +328,12 @@ pub async fn overhead(calls: usize, budget: Duration) -> Result<Vec<Figure>, Ben
     if !opened {
         return Err(BenchError::Invalid("could not open the game".into()));
     }
+    let board = || {
+        json!({"name": "board", "arguments": {},
+        "_meta": {"mcpl/instance": "bench"}})
+    };
     let mut via_surface = Vec::with_capacity(calls);
+    let mut via_relay = Vec::with_capacity(calls);
     let mut via_direct = Vec::with_capacity(calls);
     let started = Instant::now();
     for _ in 0..calls {
@@ -320,30 +349,43 @@ pub async fn overhead(calls: usize, budget: Duration) -> Result<Vec<Figure>, Ben
             .await?;
         via_surface.push(t0.elapsed());
         let t0 = Instant::now();
-        let result = direct
-            .request(
-                "tools/call",
-                json!({"name": "board", "arguments": {},
-                "_meta": {"mcpl/instance": "bench"}}),
-            )
-            .await?;
+        let relayed_result = relayed.request("tools/call", board()).await?;
+        via_relay.push(t0.elapsed());
+        let t0 = Instant::now();
+        let result = direct.request("tools/call", board()).await?;
         via_direct.push(t0.elapsed());
-        if !ok || result["isError"] == json!(true) {
-            return Err(BenchError::Invalid(format!("`board` failed: {result}")));
+        for r in [&result, &relayed_result] {
+            if !ok || r["isError"] == json!(true) {
+                return Err(BenchError::Invalid(format!("`board` failed: {r}")));
+            }
         }
     }
     let micros = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e6).unwrap_or(0.0);
     let n = via_surface.len();
-    Ok([50.0, 99.0]
-        .into_iter()
-        .map(|p| Figure {
+    let mut figures = Vec::new();
+    for (p, id) in [(50.0, Some("surface_p50_vs_relay")), (99.0, None)] {
+        figures.push(Figure {
+            id,
+            measure: format!("p{p:.0} `toolsets_act` round trip through the surface ({n} calls)"),
+            ours: micros(percentile(&via_surface, p)),
+            baseline_name: format!("p{p:.0} `tools/call` through a bare relay, same two hops"),
+            baseline: micros(percentile(&via_relay, p)),
+            unit: Unit::Micros,
+            ..Default::default()
+        });
+    }
+    for (p, id) in [(50.0, Some("surface_p50_vs_direct")), (99.0, None)] {
+        figures.push(Figure {
+            id,
             measure: format!("p{p:.0} `toolsets_act` round trip through the surface ({n} calls)"),
             ours: micros(percentile(&via_surface, p)),
             baseline_name: format!("p{p:.0} `tools/call` on the arcade directly"),
             baseline: micros(percentile(&via_direct, p)),
             unit: Unit::Micros,
-        })
-        .collect())
+            ..Default::default()
+        });
+    }
+    Ok(figures)
 }
 
 /// Row 1 as an SVG bar chart: bytes of tool list re-sent by each kind of host.
@@ -401,7 +443,9 @@ mod tests {
         let figures = overhead(10, Duration::from_secs(60))
             .await
             .expect("a clean run");
-        assert_eq!(figures.len(), 2);
+        assert_eq!(figures.len(), 4);
+        assert_eq!(figures[0].id, Some("surface_p50_vs_relay"));
+        assert_eq!(figures[2].id, Some("surface_p50_vs_direct"));
         assert!(
             figures.iter().all(|f| f.ours > 0.0 && f.baseline > 0.0),
             "{figures:?}"

@@ -100,9 +100,9 @@ enum Command {
     },
     /// Measure against baselines in the same run and print ratios.
     Bench {
-        /// A short run, for CI.
-        #[arg(long)]
-        quick: bool,
+        /// What to run and print.
+        #[command(flatten)]
+        flags: cmd::bench::BenchFlags,
     },
     /// Connect to a server and show what it declares: tools, hints, toolsets.
     Inspect {
@@ -258,7 +258,7 @@ fn main() -> ExitCode {
                 report.into_args(command, None, None),
             ),
         },
-        Command::Bench { quick } => cmd::bench::run(quick),
+        Command::Bench { flags } => cmd::bench::run(flags),
         Command::Inspect { spec, connect } => cmd::inspect::run(spec, connect),
     };
     match outcome {

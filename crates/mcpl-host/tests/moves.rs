@@ -198,3 +198,41 @@ fn h40_look_says_called_by_name_for_a_static_tool_published_or_not() {
     let text = h.call("toolsets_look", json!({"tool": "hint"}));
     assert!(text.contains("called by name"), "{text}");
 }
+
+#[test]
+fn h37_a_call_by_name_is_refused_while_the_picture_holds_the_tool_invisible() {
+    let mut h = arcade_host();
+    // A hint hides the static `challenge` (§4.1: it stays in the header, unavailable).
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("challenge", None, false);
+    h.sync();
+    h.pair("arcade").clear();
+    let text = h.call("challenge", json!({}));
+    assert!(text.contains("not available now"), "{text}");
+    assert!(!h.pair("arcade").sent_methods().contains(&"tools/call"));
+    // Inside a move's window too: moved to dynamic and hidden by the same hint, the tool is
+    // still callable by name (published static) but not while the picture holds it invisible.
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("challenge", None, true);
+    set_presence(&mut h, "arcade", "challenge", "dynamic");
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("challenge", None, false);
+    h.sync();
+    assert!(h.pres.callable_by_name(&sn("arcade"), "challenge"));
+    h.pair("arcade").clear();
+    let text = h.call("challenge", json!({}));
+    assert!(text.contains("not available now"), "{text}");
+    assert!(!h.pair("arcade").sent_methods().contains(&"tools/call"));
+    // Visible again: the call goes out.
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("challenge", None, true);
+    assert!(h.call("challenge", json!({})).contains("ok"));
+}

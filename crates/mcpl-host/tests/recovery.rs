@@ -570,3 +570,30 @@ fn s6_an_instance_that_closes_tells_the_close_not_its_tools_going_invisible() {
         "the close also told its tools going invisible: {items:?}"
     );
 }
+
+#[test]
+fn h11_a_new_connections_list_sets_visibility_over_the_old_connections_revs() {
+    let mut p = Pair::new(arcade());
+    // On the first connection a hint at rev 2 makes the static `challenge` visible.
+    p.server.borrow_mut().set_visible("challenge", None, true);
+    p.run();
+    assert!(p.host.snapshot().visible("challenge", None));
+    let prev = p.host.snapshot().clone();
+    // While away it goes invisible; the new connection's list (rev 0) says so.
+    p.server
+        .borrow_mut()
+        .loose
+        .insert("challenge".into(), false);
+    let cfg = config(&p.server.borrow());
+    let server = p.server.clone();
+    let mut q = Pair::attach(server, cfg.clone());
+    q.host = mcpl_host::Controller::resume(cfg, q.now, Some(prev));
+    q.clear();
+    q.run();
+    assert_eq!(q.sent_methods(), vec!["tools/list", "toolsets/list"]);
+    // H11: revs restart at 0 on a new connection, so rev 2 of the old one outranks nothing.
+    assert!(
+        !q.host.snapshot().visible("challenge", None),
+        "the old connection's rev 2 kept a value the new connection's list replaced"
+    );
+}

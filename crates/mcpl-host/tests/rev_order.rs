@@ -908,3 +908,76 @@ fn h21_a_statement_drops_a_held_hint_at_its_own_rev() {
     p.advance(Duration::from_secs(3));
     assert_eq!(p.recoveries(), 0, "a covered hold expired into a recovery");
 }
+
+#[test]
+fn h21_a_held_list_below_a_statement_takes_effect_before_it() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    p.hold.insert("tools/list".into());
+    p.hold.insert("toolsets/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    // The server moves `hint` to static (visible) under rev 2, which is lost on the way.
+    {
+        let mut s = p.server.borrow_mut();
+        for t in &mut s.tools {
+            if t["name"] == "hint" {
+                t["_meta"]["mcpl/presence"] = json!("static");
+            }
+        }
+        s.loose.insert("hint".into(), true);
+        let _lost = s.hinted(
+            0,
+            json!({"tools": [{"name": "hint", "presence": "static"}]}),
+        );
+    }
+    // The list (rev 2) is ahead of applied (1): held.
+    let page = p.answer_held("tools/list").remove(0);
+    p.feed(page);
+    assert_eq!(
+        p.host.snapshot().tool("hint").map(|t| t.presence),
+        Some(Presence::Dynamic),
+        "a list ahead of applied took effect early"
+    );
+    // The statement (rev 3) comes before the hold limit. The list takes effect at its place,
+    // before it: `hint` is static and visible, which the statement does not restate.
+    let statement = p.answer_held("toolsets/list").remove(0);
+    p.feed(statement);
+    let snap = p.host.snapshot();
+    assert_eq!(snap.applied().get(), 3);
+    assert_eq!(
+        snap.tool("hint").map(|t| t.presence),
+        Some(Presence::Static)
+    );
+    assert!(
+        snap.visible("hint", None),
+        "the statement hid a tool the list before it had made static"
+    );
+}
+
+#[test]
+fn h21_a_statement_that_drops_a_static_tools_hint_reads_the_list_again() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    // Rev 2 is lost; rev 3 hides the static `challenge` and waits behind the gap.
+    let _lost = p
+        .server
+        .borrow_mut()
+        .hinted(0, json!({"tools": [{"name": "hint", "visible": true}]}));
+    p.server.borrow_mut().set_visible("challenge", None, false);
+    p.run();
+    assert!(
+        p.host.snapshot().visible("challenge", None),
+        "rev 3 was held"
+    );
+    // A statement (rev 4) overtakes and drops rev 3; it does not state static tools, so
+    // the host reads `tools/list` again, which shows `challenge` hidden.
+    p.host.refresh(p.now).expect("refresh");
+    p.run();
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::Unstated)),
+        "no re-read after dropping a static tool's hint"
+    );
+    assert!(!p.host.snapshot().visible("challenge", None));
+}

@@ -1,6 +1,7 @@
 //! The app the verification server runs: an instanced toolset `game` (tools `board`, `play`,
-//! `pass`) and a plain toolset `notes` (tool `note`), with a little app code that changes
-//! presence on open and on `play`.
+//! `pass`), a plain toolset `notes` (tool `note`) and a tool outside toolsets (`clock`) that
+//! the schedules move between static and dynamic, with a little app code that changes
+//! visibility on open and on `play`.
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{
@@ -11,12 +12,16 @@ use serde_json::json;
 /// The tools of the instanced toolset, in a fixed order (for seeded choices).
 pub const GAME_TOOLS: [&str; 3] = ["board", "play", "pass"];
 
+/// The tool outside toolsets that schedules move between static and dynamic (§4.2).
+pub const FREE_TOOL: &str = "clock";
+
 /// The instance names the schedules use.
 pub const INSTANCES: [&str; 2] = ["a", "b"];
 
-/// The declarations: `game` (instanced) and `notes` (plain).
+/// The declarations: `game` (instanced), `notes` (plain) and the free tool `clock`.
 pub fn declarations() -> Declarations {
     Declarations::new("verify", "0.1.0")
+        .tool(ToolDef::new(FREE_TOOL, "Show the time."))
         .toolset(
             ToolsetDef::new("game", "Go")
                 .summary("A game of Go")
@@ -38,8 +43,10 @@ pub fn play_def(n: u8) -> Tool {
     t
 }
 
-/// What each open, close and tool call does.
-pub fn run(call: &mut Call) -> Reply {
+/// What each open, close and tool call does. `serial` numbers the app's replies in the
+/// world, so each close's reason (its ended record's reason) is unique: a notice can then be
+/// counted by its text.
+pub fn run(call: &mut Call, serial: u64) -> Reply {
     let ctx = &mut call.context;
     match &call.kind {
         CallKind::Open => {
@@ -48,7 +55,7 @@ pub fn run(call: &mut Call) -> Reply {
             }
             Reply::Open(OpenReply::text("opened"))
         }
-        CallKind::Close { .. } => Reply::Close(CloseReply::text("closed")),
+        CallKind::Close { .. } => Reply::Close(CloseReply::text(format!("closed-c{serial}"))),
         CallKind::Tool { tool, .. } => {
             if tool.as_str() == "play" {
                 ctx.here().hide("play").hide("pass");

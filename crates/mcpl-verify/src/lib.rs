@@ -2,8 +2,8 @@
 //!
 //! - [`schedule`]: seeded random fault schedules of real [`mcpl_host`] controllers and a
 //!   presenter paired in process with a real [`mcpl_server`] server (drops, reorders,
-//!   duplicates, late and lost answers, disconnects, server restarts, racing opens and
-//!   closes), each checked for convergence and for the telling and ordering rules.
+//!   duplicates, late and lost answers, disconnects, server restarts, racing opens, closes,
+//!   moves and news), each checked for convergence and for the telling and ordering rules.
 //! - [`model`]: a [`stateright`] model of the rev and recovery rules, checked exhaustively
 //!   within bounds.
 //!

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use mcpl_host::controller::{CloseRequest, Effect as HostEffect, OpenRequest, Outcome};
 use mcpl_host::names::{InstanceName, ServerName, ToolsetName};
-use mcpl_host::presenter::{AgentId, META_ACT, Plan, Presenter, PresenterConfig};
+use mcpl_host::presenter::{AgentId, META_ACT, Plan, Presenter, PresenterConfig, Refusal};
 use mcpl_host::{Controller, ControllerConfig, Snapshot, Transport};
 use mcpl_protocol::jsonrpc::{Message, Notification, Request, RequestId};
 use mcpl_server::{
@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 
 use crate::app;
 
-/// A picture of open toolsets: per open key, the visible tools and their input schemas.
+/// A picture of the dynamic-tool state: per open key, the visible tools and their input
+/// schemas; the tools outside toolsets under the key `("", None)`, each with its listed
+/// presence and whether it is visible in place of a schema.
 pub type Picture = BTreeMap<OpenKey, BTreeMap<String, Option<Value>>>;
 
 /// A toolset and, for instanced toolsets, the instance.
@@ -68,8 +70,11 @@ pub struct World {
     agent: AgentId,
     /// Everything told to the agent: (server name, text).
     pub told: Vec<(String, String)>,
-    /// Per connection, every open key its picture ever held.
-    pub seen_open: Vec<std::collections::BTreeSet<OpenKey>>,
+    /// Per connection, every ended record (id and reason) a `toolsets/list` it read reported:
+    /// each must be told exactly once through that connection (§5.3, H48).
+    pub listed: Vec<BTreeMap<String, Option<String>>>,
+    /// Numbers the app's replies (see [`app::run`]).
+    pub serial: u64,
     /// Rules broken so far.
     pub violations: Vec<Violation>,
     /// What happened, for a failing seed's report.
@@ -112,7 +117,8 @@ impl World {
             presenter,
             agent,
             told: Vec::new(),
-            seen_open: vec![Default::default(); NAMES.len()],
+            listed: vec![BTreeMap::new(); NAMES.len()],
+            serial: 0,
             violations: Vec::new(),
             log: Vec::new(),
         };
@@ -284,27 +290,26 @@ impl World {
             }
         }
         if any && i < NAMES.len() {
-            let keys: Vec<_> = self.links[i]
-                .host
-                .snapshot()
-                .open()
-                .keys()
-                .cloned()
+            let records = self.links[i].host.snapshot().ended();
+            let records: Vec<_> = records
+                .iter()
+                .map(|e| (e.id.clone(), e.reason.clone()))
                 .collect();
-            self.seen_open[i].extend(keys);
+            self.listed[i].extend(records);
             let push = self.links[i].cfg.push_events;
             self.presenter.update(self.links[i].host.snapshot(), push);
         }
         any
     }
 
-    /// No call goes out for a tool the controller's own picture holds invisible.
+    /// No call goes out for a tool the controller's own picture holds invisible (or does not
+    /// hold at all).
     fn check_call_visible(&mut self, i: usize, r: &Request) {
         let p = r.params.clone().unwrap_or_default();
         let tool = p["name"].as_str().unwrap_or_default().to_owned();
         let instance = p["_meta"]["mcpl/instance"].as_str().map(str::to_owned);
         let snap = self.links[i].host.snapshot();
-        if snap.tool(&tool).is_some() && !snap.visible(&tool, instance.as_deref()) {
+        if !snap.visible(&tool, instance.as_deref()) {
             self.violations.push(Violation(format!(
                 "connection {i} sent tools/call {tool} {instance:?} while its picture held it invisible"
             )));
@@ -315,15 +320,38 @@ impl World {
     fn tell(&mut self, i: usize) {
         let push = self.links[i].cfg.push_events;
         self.presenter.update(self.links[i].host.snapshot(), push);
+        self.take_window();
+    }
+
+    /// Stores everything the presenter has for the agent's window.
+    fn take_window(&mut self) {
         while let Some(item) = self.presenter.poll_window(&self.agent) {
-            self.told.push((NAMES[i].to_owned(), item.text.clone()));
+            let server = item
+                .server
+                .as_ref()
+                .map(|s| s.as_str().to_owned())
+                .unwrap_or_default();
+            self.note(format!(
+                "told ({server}): {}",
+                item.text.replace('\n', " | ")
+            ));
+            self.told.push((server, item.text.clone()));
             self.presenter.stored(&self.agent, item.token);
         }
     }
 
+    /// The agent's turn ends: the presenter rebuilds the tool list it offers, publishing
+    /// and telling the presence moves the new list reflects (H33 to H35).
+    pub fn rebuild(&mut self) {
+        let changed = self.presenter.rebuild();
+        self.note(format!("presenter rebuild (list changed: {changed})"));
+        self.take_window();
+    }
+
     /// Runs app code for `call` on connection `i` and hands the outcome back.
     pub fn complete(&mut self, i: usize, mut call: Call) {
-        let reply = app::run(&mut call);
+        self.serial += 1;
+        let reply = app::run(&mut call, self.serial);
         let outcome = AppOutcome {
             context: call.context,
             reply,
@@ -390,6 +418,14 @@ impl World {
         }
     }
 
+    /// Loses the message at `index` of connection `i`'s server-bound queue (a request that
+    /// never arrives: the host's request timer notices).
+    pub fn lose_to_server(&mut self, i: usize, index: usize) {
+        if let Some(m) = self.links[i].to_server.remove(index) {
+            self.note(format!("c{i} LOST host> {}", brief(&m)));
+        }
+    }
+
     /// Delivers the message at `index` of connection `i`'s server-bound queue.
     pub fn deliver_to_server(&mut self, i: usize, index: usize, hold: bool) {
         let Some(m) = self.links[i].to_server.remove(index) else {
@@ -435,8 +471,13 @@ impl World {
         let push = self.links[i].cfg.push_events;
         self.presenter.update(self.links[i].host.snapshot(), push);
         let args = json!({"server": NAMES[i], "tool": tool, "instance": instance});
-        match self.presenter.plan(META_ACT, &args) {
-            Ok(Plan::Act { req, .. }) => {
+        // A static tool is called by its model-facing name, as the agent reads it in the list.
+        let plan = match self.presenter.plan(META_ACT, &args) {
+            Err(Refusal::NotDynamic { model, .. }) => self.presenter.plan(&model, &json!({})),
+            plan => plan,
+        };
+        match plan {
+            Ok(Plan::Act { req, .. } | Plan::Call { req, .. }) => {
                 let r = self.links[i].host.call(now, req);
                 self.note(format!("c{i} act {tool} {instance:?}: sent {}", r.is_ok()));
             }
@@ -587,9 +628,21 @@ impl Default for World {
     }
 }
 
-/// A controller's picture: open keys with their visible tools and input schemas.
+/// A controller's picture: open keys with their visible tools and input schemas, and the
+/// tools outside toolsets with their presence and visibility.
 pub fn picture(snap: &Snapshot) -> Picture {
-    snap.open()
+    let free: BTreeMap<String, Option<Value>> = snap
+        .tools()
+        .iter()
+        .filter(|t| t.toolset.is_none())
+        .map(|t| {
+            let state =
+                json!({"presence": t.presence, "visible": snap.visible(&t.tool.name, None)});
+            (t.tool.name.clone(), Some(state))
+        })
+        .collect();
+    let mut pic: Picture = snap
+        .open()
         .iter()
         .map(|(k, inst)| {
             let tools = inst
@@ -605,7 +658,9 @@ pub fn picture(snap: &Snapshot) -> Picture {
                 .collect();
             (k.clone(), tools)
         })
-        .collect()
+        .collect();
+    pic.insert((String::new(), None), free);
+    pic
 }
 
 /// A short form of a message for the log.
@@ -615,5 +670,26 @@ pub fn brief(m: &Message) -> String {
         format!("{}…", s.chars().take(200).collect::<String>())
     } else {
         s
+    }
+}
+
+/// Leaves out of both pictures each tool outside toolsets whose presence differs between
+/// them. A move takes effect for a host only when a `tools/list` states it (§4.2, H31), and
+/// the host re-lists at a time it chooses: without a forced re-read the presence need not
+/// match, and a tool's visibility is compared once the host's list has its current presence.
+pub fn comparable(host: &mut Picture, truth: &mut Picture) {
+    let key = (String::new(), None);
+    let (Some(h), Some(t)) = (host.get_mut(&key), truth.get_mut(&key)) else {
+        return;
+    };
+    let presence = |v: &Option<Value>| v.as_ref().map(|v| v["presence"].clone());
+    let moved: Vec<String> = h
+        .iter()
+        .filter(|(name, v)| t.get(*name).map(presence) != Some(presence(v)))
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in moved {
+        h.remove(&name);
+        t.remove(&name);
     }
 }

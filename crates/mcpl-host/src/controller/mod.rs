@@ -62,6 +62,9 @@ pub enum RecoveryReason {
     Requested,
     /// A retry after a failed read (H25, H26).
     Retry,
+    /// A full statement jumped past hints it does not restate: a static tool's visibility
+    /// (§4.1) or a move (§4.2). Only `tools/list` states them, so it is read again.
+    Unstated,
 }
 
 /// Why an open, close or call has no known outcome (H60, H61, H82).
@@ -273,7 +276,7 @@ impl Controller {
         snap.server = config.server.clone();
         snap.principal = config.principal.clone();
         snap.hinted = hinted;
-        snap.applied = 0; // H11: a new connection starts at 0
+        snap.new_connection(); // H11: a new connection starts at 0, its stamps too
         snap.ready = false;
         snap.auto_open = config.grouping.as_ref().is_some_and(|g| g.auto_open);
         let manifest = config.manifest.clone();

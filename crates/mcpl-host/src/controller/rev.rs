@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use mcpl_protocol::mcp::Tool;
-use mcpl_protocol::rfc014::{HintChanges, ListResult};
+use mcpl_protocol::rfc014::{HintChanges, ListResult, Presence};
 
 use super::{Carrier, Controller, Effect, Notice, ReadSeq, RecoveryReason};
 use crate::config::Transport;
@@ -91,8 +91,14 @@ impl Controller {
                 // H16: on an ordered transport a gap means a loss; recover at once.
                 Transport::Ordered => self.trigger(now, RecoveryReason::Gap),
             }
-        } else if self.order.is_jumped(rev) || self.order.passed.contains(&rev) {
-            // A full statement already covered it (H21), or a duplicate spent it (H17).
+        } else if self.order.is_jumped(rev) {
+            // A full statement already covered it (H21), unless it changed what statements
+            // do not state.
+            if self.unstated(&hints) {
+                self.trigger(now, RecoveryReason::Unstated);
+            }
+        } else if self.order.passed.contains(&rev) {
+            // A duplicate spent it (H17).
         } else if self.cfg.transport == Transport::Ordered {
             self.trigger(now, RecoveryReason::Reversal);
         }
@@ -171,7 +177,13 @@ impl Controller {
             }
             return false;
         }
-        // Appendix B.4: held hints at or below the statement's rev are dropped (it states them).
+        // Appendix B.4: held hints at or below the statement's rev are dropped (it states them),
+        // except what statements do not state: then the list is read again.
+        let unstated = self
+            .order
+            .held
+            .range(..=rev)
+            .any(|(_, h)| self.unstated(&h.hints));
         self.order.held.retain(|r, _| *r > rev);
         self.order.passed.retain(|r| *r > rev);
         if rev > applied + 1 {
@@ -180,6 +192,19 @@ impl Controller {
             }
             self.order.jumped.push((applied + 1, rev - 1));
         }
+        // A held list at or below the statement's rev takes effect at its place, before the
+        // statement (§6.1): presence and coarse visibility as of its rev, which the
+        // statement then overrides for the dynamic tools it states.
+        if self
+            .order
+            .held_list
+            .as_ref()
+            .is_some_and(|(r, _)| *r <= rev)
+        {
+            if let Some((r, tools)) = self.order.held_list.take() {
+                self.apply_list_now(tools, r);
+            }
+        }
         let out = self
             .snap
             .apply_statement(rev, result, &self.cfg.policy, away);
@@ -187,8 +212,24 @@ impl Controller {
         if out.unknown_tool {
             self.trigger(now, RecoveryReason::UnknownTool);
         }
+        if unstated {
+            self.trigger(now, RecoveryReason::Unstated);
+        }
         self.drain(now);
         true
+    }
+
+    /// True when `hints` change something a full statement does not state, so that dropping
+    /// them for a statement would lose it: the visibility of a tool outside toolsets that the
+    /// latest list holds static (§4.1: it may be hidden), or a move (§4.2).
+    fn unstated(&self, hints: &HintChanges) -> bool {
+        hints.tools.iter().flatten().any(|e| {
+            e.presence.is_some()
+                || self
+                    .snap
+                    .tool(&e.name)
+                    .is_some_and(|t| t.toolset.is_none() && t.presence == Presence::Static)
+        })
     }
 
     /// Applies a whole list at its place (H02, H11).

@@ -136,6 +136,21 @@ impl Snapshot {
         }
     }
 
+    /// Starts the picture on a new connection (H11): `applied` is 0 and every value's stamp
+    /// is 0, since the old connection's revs rank nothing on the new one; the connect reads'
+    /// values overwrite what the old connection set.
+    pub(crate) fn new_connection(&mut self) {
+        self.applied = 0;
+        for live in self.loose.values_mut() {
+            live.stamp = 0;
+        }
+        for inst in self.open.values_mut() {
+            for live in inst.tools.values_mut() {
+                live.stamp = 0;
+            }
+        }
+    }
+
     /// The host's id for the server (its configuration name).
     pub fn server(&self) -> &ServerName {
         &self.server

@@ -615,6 +615,15 @@ impl Presenter {
                     continue;
                 }
                 if self.callable_by_name(id, &name) {
+                    // No call goes out for a tool the picture holds invisible (a static tool
+                    // with `visible: false` stays in the header, §4.1; a hint may have hidden a
+                    // tool whose move is not yet listed, §4.2).
+                    if !snap.visible(&name, None) {
+                        return Err(Refusal::NotAvailable {
+                            tool: name,
+                            place: format!("`{id}`"),
+                        });
+                    }
                     return Ok(Plan::Call {
                         server: id.clone(),
                         req: CallRequest {
