@@ -145,3 +145,62 @@ async fn an_oversized_frame_is_refused_and_the_connection_survives() {
         .unwrap();
     assert_eq!(answer.value, json!({"text": "small"}));
 }
+
+#[tokio::test]
+async fn a_one_mebibyte_message_goes_both_ways_through_an_accepted_connection() {
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (client, _client_events) = Peer::start(client_t, PeerConfig::default());
+    let (_server, server_events) = Peer::start(server_t, PeerConfig::default());
+    let _seen = serve_echo(server_events);
+
+    // Many reads on the server side, echoed back in one frame with a 64-bit length.
+    let big = "z".repeat(1024 * 1024);
+    let answer = client
+        .request_value("echo", Some(json!({"text": big})), opts())
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.value["text"].as_str().map(str::len),
+        Some(1024 * 1024)
+    );
+    assert_eq!(answer.value, json!({"text": big}));
+    // And the connection goes on with small frames.
+    let answer = client
+        .request_value("echo", Some(json!({"text": "small"})), opts())
+        .await
+        .unwrap();
+    assert_eq!(answer.value, json!({"text": "small"}));
+}
+
+#[tokio::test]
+async fn the_server_answers_a_raw_clients_ping_and_closing_handshake() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message as WsMessage;
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let (mut raw, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (_server, mut server_events) = Peer::start(server_t, PeerConfig::default());
+
+    raw.send(WsMessage::Ping(b"are you there".to_vec().into()))
+        .await
+        .unwrap();
+    match raw.next().await {
+        Some(Ok(WsMessage::Pong(payload))) => assert_eq!(&payload[..], b"are you there"),
+        other => panic!("expected a pong, got {other:?}"),
+    }
+    raw.close(None).await.unwrap();
+    // tungstenite reads the server's closing frame and ends the stream cleanly.
+    while let Some(frame) = raw.next().await {
+        frame.unwrap();
+    }
+    match server_events.recv().await {
+        Some(Event::Closed { reason }) => assert_eq!(reason, None),
+        other => panic!("expected the connection to close, got {other:?}"),
+    }
+}

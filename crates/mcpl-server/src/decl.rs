@@ -10,6 +10,7 @@ use mcpl_protocol::rfc014::{
 };
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 /// §11: the compatibility tool that opens (or adopts) and makes current.
 pub const TOOLSET_OPEN: &str = "toolset_open";
@@ -330,6 +331,7 @@ impl Declarations {
             tools,
             toolsets,
             event_feature_set: self.event_feature_set,
+            manifests: Default::default(),
         };
         // §17.2: the manifest must have a digest; keys outside the identifier charset (`$ref`
         // in an options schema, Appendix B.16) would leave it without a revision.
@@ -350,6 +352,9 @@ pub struct Catalog {
     pub(crate) tools: BTreeMap<String, ToolEntry>,
     pub(crate) toolsets: BTreeMap<ToolsetName, ToolsetEntry>,
     pub(crate) event_feature_set: String,
+    /// The manifests shown to hosts with and without `toolHints`, built on first use and
+    /// shared by every session (a session keeps the one it announced).
+    pub(crate) manifests: [OnceLock<Arc<Value>>; 2],
 }
 
 impl Catalog {
@@ -402,6 +407,17 @@ impl Catalog {
     /// The manifest (`experimental.mcpl`) this server shows a host, with its §17.2 revision.
     /// Hosts without `toolHints` get no RFC-014 members (Appendix B.16).
     pub fn manifest(&self, tool_hints: bool) -> Value {
+        Value::clone(&self.shared_manifest(tool_hints))
+    }
+
+    /// [`Catalog::manifest`], built once per catalog and shared.
+    pub(crate) fn shared_manifest(&self, tool_hints: bool) -> Arc<Value> {
+        self.manifests[usize::from(tool_hints)]
+            .get_or_init(|| Arc::new(self.build_manifest(tool_hints)))
+            .clone()
+    }
+
+    fn build_manifest(&self, tool_hints: bool) -> Value {
         let mut manifest = self.manifest_body(tool_hints);
         // §17.2: the revision is the digest, never hand-kept (`build` checked that it exists).
         if let Ok(rev) = mcpl_protocol::mcpl::digest::manifest_revision(&manifest) {

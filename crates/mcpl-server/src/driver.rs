@@ -21,6 +21,7 @@ use crate::server::Server;
 use crate::session::{Effect, Session};
 use crate::store::{PrincipalState, Versioned, WriteSet, Written};
 use crate::update::{Event, PrincipalChange, Update};
+use futures_util::FutureExt;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_protocol::methods;
@@ -29,8 +30,10 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Poll;
 use std::time::Instant;
 use tokio::sync::mpsc;
 
@@ -43,6 +46,11 @@ use tokio::sync::mpsc;
 /// answer to the transport. If the host cancels a call, its app code runs on (the recorded
 /// changes still reach the host, as `tools/hints`); check [`Context::is_cancelled`] to stop
 /// early.
+///
+/// The driver polls a call's future once on the connection's own task: code that finishes
+/// without waiting (most tool calls) is answered with no task spawned; code that waits goes
+/// on in a task of its own. Long computations should therefore await (or move to
+/// `tokio::task::spawn_blocking`) rather than block before their first await.
 pub trait App: Send + Sync + 'static {
     /// Runs tool `tool` with `args`, already checked against the tool's current definition in
     /// the context's scope. Return `isError` results for tool failures.
@@ -730,7 +738,10 @@ impl<A: App> Runtime<A> {
                     Err(e) => session.handle_store_error(now(), &e.0),
                 },
                 Effect::Apply(principal, update) => {
-                    if let Err(e) = apply(&self.server, &self.hub, &principal, &update).await {
+                    // Boxed: a rare path whose future would otherwise sit in every
+                    // connection's task.
+                    let applied = Box::pin(apply(&self.server, &self.hub, &principal, &update));
+                    if let Err(e) = applied.await {
                         tracing::warn!(error = %e, %principal, "app update for another principal not applied");
                     }
                 }
@@ -750,21 +761,26 @@ impl<A: App> Runtime<A> {
                         .map_err(|e| Error::Transport(e.to_string()))?
                 }
                 Effect::Call(call) => {
-                    let (id, kind) = (call.id, call.kind.clone());
-                    let blank = call.context.blank();
-                    let work = tokio::spawn(run(self.app.clone(), *call));
-                    let tx = tx.clone();
-                    tokio::spawn(async move {
-                        // App code that panics still gets its request answered.
-                        let outcome = work.await.unwrap_or_else(|e| {
-                            tracing::error!(error = %e, "app code failed");
-                            Outcome {
-                                context: blank,
-                                reply: failure(&kind),
+                    let id = call.id;
+                    let mut work = Box::pin(run(self.app.clone(), *call));
+                    // App code that finishes without waiting (most tool calls) finishes here,
+                    // on the connection's task: no task to spawn, no hop back. Code that
+                    // waits goes on in a task of its own, from where it stopped.
+                    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    match work.as_mut().poll(&mut cx) {
+                        Poll::Ready(outcome) => {
+                            if let Err(e) = session.handle_call_done(now(), id, outcome) {
+                                tracing::warn!(error = %e, "app outcome rejected");
                             }
-                        });
-                        let _ = tx.send(Command::Done(id, Box::new(outcome)));
-                    });
+                        }
+                        Poll::Pending => {
+                            let tx = tx.clone();
+                            tokio::spawn(async move {
+                                let outcome = work.await;
+                                let _ = tx.send(Command::Done(id, Box::new(outcome)));
+                            });
+                        }
+                    }
                 }
                 Effect::Publish(change) => self.hub.publish(change),
                 // The call's answer went to the peer's writer above, in order; what the hooks
@@ -777,17 +793,38 @@ impl<A: App> Runtime<A> {
     }
 }
 
-/// Runs app code for one call.
-async fn run<A: App>(app: Arc<A>, mut call: Call) -> Outcome {
-    let ctx = &mut call.context;
-    let reply = match &call.kind {
-        CallKind::Tool { tool, args } => Reply::Tool(app.call_tool(ctx, tool, args.clone()).await),
-        CallKind::Open => Reply::Open(app.open(ctx).await),
-        CallKind::Close { disconnect } => Reply::Close(app.close(ctx, *disconnect).await),
+/// Runs app code for one call. App code that panics still gets its request answered (with
+/// a failure, and nothing it recorded kept).
+async fn run<A: App>(app: Arc<A>, call: Call) -> Outcome {
+    let Call {
+        mut kind,
+        mut context,
+        ..
+    } = call;
+    let args = match &mut kind {
+        CallKind::Tool { args, .. } => std::mem::take(args),
+        _ => Map::new(),
     };
-    Outcome {
-        context: call.context,
-        reply,
+    let work = async {
+        match &kind {
+            CallKind::Tool { tool, .. } => {
+                Reply::Tool(app.call_tool(&mut context, tool, args).await)
+            }
+            CallKind::Open => Reply::Open(app.open(&mut context).await),
+            CallKind::Close { disconnect } => {
+                Reply::Close(app.close(&mut context, *disconnect).await)
+            }
+        }
+    };
+    match AssertUnwindSafe(work).catch_unwind().await {
+        Ok(reply) => Outcome { context, reply },
+        Err(_) => {
+            tracing::error!("app code failed (panicked)");
+            Outcome {
+                context: context.blank(),
+                reply: failure(&kind),
+            }
+        }
     }
 }
 

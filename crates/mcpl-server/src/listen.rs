@@ -134,8 +134,13 @@ impl<A: App> Runtime<A> {
                         None => ws::accept_with(stream, Limits::default(), check).await,
                     }
                 };
-                let accepted = match tokio::time::timeout(options.handshake_timeout, handshake)
-                    .await
+                // Boxed, so its buffers are freed once it is done instead of sizing the
+                // connection's task for as long as the connection lives.
+                let accepted = match tokio::time::timeout(
+                    options.handshake_timeout,
+                    Box::pin(handshake),
+                )
+                .await
                 {
                     Ok(accepted) => accepted,
                     Err(_) => {

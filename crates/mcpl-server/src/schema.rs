@@ -5,8 +5,10 @@
 
 use jsonschema::Validator;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
 
 /// Why a schema does not compile, or why a value does not meet it; the `Display` is the
 /// text a host (or the server's operator) reads.
@@ -59,6 +61,11 @@ impl Schema {
     /// Checks `value`; `what` is "argument" or "option". The error lists every failure, each
     /// naming the member at fault and the rule.
     pub fn check(&self, what: &str, value: &Value) -> Result<(), SchemaError> {
+        // The common case costs one pass that builds nothing; errors are collected only for
+        // a value that fails.
+        if self.validator.is_valid(value) {
+            return Ok(());
+        }
         let failures: Vec<String> = self
             .validator
             .iter_errors(value)
@@ -78,6 +85,56 @@ impl Schema {
         } else {
             Err(SchemaError::Violated(failures))
         }
+    }
+}
+
+/// Compiled schemas by content, so a definition that arrives in the principal's state (a
+/// dynamic tool's own definition) is compiled once, not on every call. Bounded: when full it
+/// starts over, so a server whose definitions keep changing holds at most [`CACHE_CAP`].
+#[derive(Default)]
+pub(crate) struct SchemaCache {
+    compiled: Mutex<HashMap<u64, Vec<Schema>>>,
+}
+
+/// The most compiled schemas a [`SchemaCache`] keeps.
+pub(crate) const CACHE_CAP: usize = 1024;
+
+impl fmt::Debug for SchemaCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SchemaCache").finish_non_exhaustive()
+    }
+}
+
+impl SchemaCache {
+    /// The compiled form of `schema`, compiled now only if it was not seen before.
+    pub(crate) fn get(&self, schema: &Value) -> Result<Schema, SchemaError> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        schema.hash(&mut hasher);
+        let key = hasher.finish();
+        if let Some(found) = self
+            .lock()
+            .get(&key)
+            .and_then(|bucket| bucket.iter().find(|s| s.source() == schema))
+        {
+            return Ok(found.clone());
+        }
+        let compiled = Schema::compile(schema)?;
+        let mut cache = self.lock();
+        if cache.values().map(Vec::len).sum::<usize>() >= CACHE_CAP {
+            cache.clear();
+        }
+        cache.entry(key).or_default().push(compiled.clone());
+        Ok(compiled)
+    }
+
+    /// How many compiled schemas are kept.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().values().map(Vec::len).sum()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Schema>>> {
+        self.compiled.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -108,6 +165,34 @@ mod tests {
         let s = Schema::compile(&json!({"prefixItems": [{"type": "integer"}]})).unwrap();
         assert!(!s.is_valid(&json!(["x"])));
         assert!(Schema::compile(&json!({"type": 5})).is_err());
+    }
+
+    #[test]
+    fn a_cached_schema_is_compiled_once_per_definition() {
+        let cache = SchemaCache::default();
+        let a = json!({"type": "object", "properties": {"m": {"enum": ["A1"]}}});
+        let b = json!({"type": "object", "properties": {"m": {"enum": ["B2"]}}});
+        let first = cache.get(&a).unwrap();
+        let again = cache.get(&a).unwrap();
+        assert!(
+            Arc::ptr_eq(&first.validator, &again.validator),
+            "the same definition is not compiled twice"
+        );
+        let other = cache.get(&b).unwrap();
+        assert!(!Arc::ptr_eq(&first.validator, &other.validator));
+        assert!(other.check("argument", &json!({"m": "B2"})).is_ok());
+        assert!(other.check("argument", &json!({"m": "A1"})).is_err());
+        let err = cache.get(&json!({"type": 5})).unwrap_err();
+        assert!(matches!(err, SchemaError::Invalid(ref text) if !text.is_empty()));
+    }
+
+    #[test]
+    fn the_cache_is_bounded() {
+        let cache = SchemaCache::default();
+        for n in 0..CACHE_CAP + 10 {
+            cache.get(&json!({"enum": [n]})).unwrap();
+        }
+        assert!(cache.len() <= CACHE_CAP, "{} kept", cache.len());
     }
 
     #[test]

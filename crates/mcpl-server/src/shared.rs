@@ -4,6 +4,7 @@
 
 use crate::clock::WallClock;
 use crate::decl::Catalog;
+use crate::schema::SchemaCache;
 use crate::store::PrincipalStore;
 use crate::update::CommitEnv;
 use std::sync::{Arc, RwLock};
@@ -53,6 +54,8 @@ pub(crate) struct Shared {
     catalog: RwLock<Arc<Catalog>>,
     store: Arc<dyn PrincipalStore>,
     config: ServerConfig,
+    /// Compiled schemas of definitions that arrive in principal state.
+    schemas: SchemaCache,
 }
 
 impl std::fmt::Debug for Shared {
@@ -73,7 +76,13 @@ impl Shared {
             catalog: RwLock::new(Arc::new(catalog)),
             store,
             config,
+            schemas: SchemaCache::default(),
         }
+    }
+
+    /// Compiled schemas by content (a dynamic tool's own definitions).
+    pub(crate) fn schemas(&self) -> &SchemaCache {
+        &self.schemas
     }
 
     /// The declarations in force.

@@ -24,16 +24,37 @@ impl App for Game {
         &self,
         ctx: &mut Context,
         tool: &str,
-        _args: Map<String, Value>,
+        args: Map<String, Value>,
     ) -> CallToolResult {
         if tool == "play" {
             ctx.hide("play");
         }
         if tool == "fortune" {
-            panic!("the fortune teller fell over");
+            match args.get("mode").and_then(Value::as_str) {
+                // Waits until another call releases it.
+                Some("hold") => {
+                    held().notified().await;
+                    return CallToolResult::text("released");
+                }
+                Some("release") => {
+                    held().notify_one();
+                    return CallToolResult::text("released the held call");
+                }
+                Some("late-panic") => {
+                    tokio::task::yield_now().await;
+                    panic!("the fortune teller fell over after a pause");
+                }
+                _ => panic!("the fortune teller fell over"),
+            }
         }
         CallToolResult::text(format!("{tool} done"))
     }
+}
+
+/// What a held `fortune` call waits for.
+fn held() -> &'static tokio::sync::Notify {
+    static HELD: std::sync::OnceLock<tokio::sync::Notify> = std::sync::OnceLock::new();
+    HELD.get_or_init(tokio::sync::Notify::new)
 }
 
 async fn ask(peer: &Peer, method: &str, params: Value) -> Value {
@@ -260,6 +281,54 @@ async fn app_code_that_panics_still_answers_and_changes_nothing() {
         r["content"][0]["text"],
         json!("tip done"),
         "the connection goes on"
+    );
+    host.close().await;
+    let _ = tokio::time::timeout(Duration::from_secs(30), serving).await;
+}
+
+#[tokio::test]
+async fn app_code_that_waits_runs_on_while_the_connection_serves_other_calls() {
+    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
+    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
+    let runtime = Runtime::from_server(server, Game);
+    let (host_side, server_side) = Transport::memory_pair();
+    let connection = runtime.next_connection();
+    let serving = {
+        let runtime = runtime.clone();
+        tokio::spawn(async move { runtime.serve(server_side, ada(), connection).await })
+    };
+    let (host, _events) = Peer::start(host_side, PeerConfig::default());
+    handshake(&host).await;
+    let options = RequestOptions::timeout(Duration::from_secs(30));
+    // Its first poll does not finish, so it goes on in a task of its own...
+    let hold = host
+        .start_request(
+            "tools/call",
+            Some(json!({"name": "fortune", "arguments": {"mode": "hold"}})),
+            options,
+        )
+        .unwrap();
+    // ...while this call, which finishes at once, is answered on the connection's task.
+    let r = ask(
+        &host,
+        "tools/call",
+        json!({"name": "fortune", "arguments": {"mode": "release"}}),
+    )
+    .await;
+    assert_eq!(r["content"][0]["text"], json!("released the held call"));
+    let held = hold.wait().await.unwrap().value;
+    assert_eq!(held["content"][0]["text"], json!("released"));
+    // A call that panics after waiting is answered too.
+    let r = ask(
+        &host,
+        "tools/call",
+        json!({"name": "fortune", "arguments": {"mode": "late-panic"}}),
+    )
+    .await;
+    assert_eq!(r["isError"], json!(true));
+    assert_eq!(
+        r["content"][0]["text"],
+        json!("tool `fortune` failed inside the server")
     );
     host.close().await;
     let _ = tokio::time::timeout(Duration::from_secs(30), serving).await;

@@ -3,14 +3,13 @@
 
 use super::catalog::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
 use super::data::PlannedCall;
-use super::statement::{own_definition, visible_in};
+use super::statement::{own_definition_ref, visible_in};
 use super::toolsets::list_or_none;
 use super::{Effect, Pending, Session};
 use crate::context::{Call, CallKind, Context, Outcome, Reply};
 use crate::decl::Home;
 use crate::error::{Error, Refusal};
 use crate::principal::CallId;
-use crate::schema::Schema;
 use crate::store::OpenKey;
 use crate::update::{PrincipalChange, Touch, Update};
 use mcpl_protocol::jsonrpc::RequestId;
@@ -38,14 +37,14 @@ impl Session {
     }
 
     pub(super) fn tools_call(&mut self, now: Instant, id: RequestId, params: Option<Value>) {
-        let p: CallToolParams = match serde_json::from_value(params.unwrap_or(Value::Null)) {
+        let mut p: CallToolParams = match serde_json::from_value(params.unwrap_or(Value::Null)) {
             Ok(p) => p,
             Err(e) => {
                 let r = Refusal::invalid_params(format!("invalid tools/call params: {e}"));
                 return self.respond(id, Err(r));
             }
         };
-        let args = p.arguments.clone().unwrap_or_default();
+        let args = p.arguments.take().unwrap_or_default();
         let catalog = self.server.catalog();
         if !self.host.tool_hints
             && catalog.needs_compat_tools()
@@ -68,17 +67,21 @@ impl Session {
             // §5.4: the host gates undeclared groups; the server checks only visibility.
             Home::Free | Home::Group(_) => Route::To(None),
         };
-        let plan = |key| PlannedCall {
+        let mut plan = PlannedCall {
             request: id.clone(),
-            tool: p.name.clone(),
-            args: args.clone(),
-            key,
+            tool: p.name,
+            args,
+            key: None,
         };
         match route {
-            Route::To(key) => self.start_tool(now, plan(key)),
+            Route::To(key) => {
+                plan.key = key;
+                self.start_tool(now, plan)
+            }
             Route::Refuse(text) => self.tool_error(id, &text),
             Route::OpenFirst(key) => {
-                let plan = Box::new(plan(Some(key.clone())));
+                plan.key = Some(key.clone());
+                let plan = Box::new(plan);
                 if let Some(why) = self.refuse_opens() {
                     return self.tool_error(id, &why);
                 }
@@ -186,16 +189,27 @@ impl Session {
     pub(super) fn start_tool(&mut self, _now: Instant, plan: PlannedCall) {
         let catalog = self.server.catalog();
         let key = plan.key.clone();
-        let (visible, own, options) = {
+        let (visible, schema, options) = {
             let s = &self.state;
             let options = key
                 .as_ref()
                 .and_then(|k| s.open.get(k))
                 .map(|o| o.options.clone())
                 .unwrap_or(Value::Null);
+            // A scope's own definition is compiled once per definition (the cache), the
+            // declared one once per catalog.
+            let schema = match own_definition_ref(s, key.as_ref(), &plan.tool) {
+                Some(def) => self.server.schemas().get(&def.input_schema).map_err(|e| {
+                    format!("the current definition of `{}` is invalid: {e}", plan.tool)
+                }),
+                None => match catalog.tool(&plan.tool) {
+                    Some(t) => Ok(t.schema.clone()),
+                    None => Err(format!("unknown tool `{}`", plan.tool)),
+                },
+            };
             (
                 visible_in(&catalog, s, key.as_ref(), &plan.tool),
-                own_definition(s, key.as_ref(), &plan.tool),
+                schema,
                 options,
             )
         };
@@ -207,19 +221,16 @@ impl Session {
             let text = format!("tool `{}` is not available now{where_}", plan.tool);
             return self.tool_error(plan.request, &text);
         }
-        let args = Value::Object(plan.args.clone());
-        let checked = match own {
-            Some(def) => Schema::compile(&def.input_schema)
-                .map_err(|e| format!("the current definition of `{}` is invalid: {e}", plan.tool))
-                .and_then(|s| s.check("argument", &args).map_err(|e| e.to_string())),
-            None => match catalog.tool(&plan.tool) {
-                Some(t) => t.schema.check("argument", &args).map_err(|e| e.to_string()),
-                None => Err(format!("unknown tool `{}`", plan.tool)),
-            },
-        };
-        if let Err(text) = checked {
+        // Checked in place: the arguments are wrapped for the validator and taken back.
+        let args = Value::Object(plan.args);
+        if let Err(text) =
+            schema.and_then(|s| s.check("argument", &args).map_err(|e| e.to_string()))
+        {
             return self.tool_error(plan.request, &text);
         }
+        let Value::Object(args) = args else {
+            unreachable!("wrapped as an object above")
+        };
         let context = self.context(key.as_ref(), options);
         let id = self.new_call(
             Pending::Tool {
@@ -231,7 +242,7 @@ impl Session {
             id,
             kind: CallKind::Tool {
                 tool: plan.tool,
-                args: plan.args,
+                args,
             },
             context,
         })));

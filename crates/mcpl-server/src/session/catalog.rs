@@ -114,7 +114,7 @@ impl Session {
         self.host.tool_hints = host.as_ref().is_some_and(HostCapabilities::has_tool_hints);
         self.host.push_advertised = host.as_ref().is_some_and(|h| h.push_events == Some(true));
         let catalog = self.server.catalog();
-        let manifest = catalog.manifest(self.host.tool_hints);
+        let manifest = catalog.shared_manifest(self.host.tool_hints);
         let mut caps = ServerCapabilities {
             tools: Some(ToolsCapability {
                 list_changed: Some(true),
@@ -122,7 +122,10 @@ impl Session {
             }),
             ..ServerCapabilities::default()
         };
-        caps.experimental = Some(Map::from_iter([("mcpl".to_owned(), manifest.clone())]));
+        caps.experimental = Some(Map::from_iter([(
+            "mcpl".to_owned(),
+            Value::clone(&manifest),
+        )]));
         self.announced = Some(manifest);
         let mut result = InitializeResult::answer(
             &params,
@@ -178,10 +181,10 @@ impl Session {
 
     pub(super) fn announce_catalog(&mut self) {
         let catalog = self.server.catalog();
-        let new = catalog.manifest(self.host.tool_hints);
+        let new = catalog.shared_manifest(self.host.tool_hints);
         let old = self.announced.replace(new.clone());
-        if let (Some(old), Ok(new)) = (old, Manifest::from_value(new)) {
-            if let Ok(old) = Manifest::from_value(old) {
+        if let (Some(old), Ok(new)) = (old, Manifest::from_value(Value::clone(&new))) {
+            if let Ok(old) = Manifest::from_value(Value::clone(&old)) {
                 if let Ok(Some(params)) = ManifestChangedParams::between(&old, &new) {
                     let params = serde_json::to_value(&params).expect("params serialize");
                     self.send(Message::Notification(Notification::new(

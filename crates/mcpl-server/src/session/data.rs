@@ -132,7 +132,7 @@ pub(super) struct Snapshot {
     pub(super) next_call: u64,
     pub(super) next_out: u64,
     pub(super) current: BTreeMap<ToolsetName, InstanceName>,
-    pub(super) announced: Option<Value>,
+    pub(super) announced: Option<Arc<Value>>,
     pub(super) disconnected: bool,
     pub(super) pending_events: HashSet<RequestId>,
     pub(super) state: crate::store::PrincipalState,

@@ -69,7 +69,7 @@ pub struct Session {
     next_call: u64,
     next_out: u64,
     current: BTreeMap<ToolsetName, InstanceName>,
-    announced: Option<Value>,
+    announced: Option<Arc<Value>>,
     disconnected: bool,
     /// Ids of our `push/event` requests the host has not answered yet.
     pending_events: HashSet<RequestId>,

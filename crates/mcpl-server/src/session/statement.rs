@@ -79,9 +79,18 @@ pub(crate) fn own_definition(
     key: Option<&OpenKey>,
     tool: &str,
 ) -> Option<Tool> {
+    own_definition_ref(state, key, tool).cloned()
+}
+
+/// [`own_definition`], borrowed.
+pub(crate) fn own_definition_ref<'s>(
+    state: &'s PrincipalState,
+    key: Option<&OpenKey>,
+    tool: &str,
+) -> Option<&'s Tool> {
     match key {
-        None => state.free.get(tool)?.definition.clone(),
-        Some(k) => state.open.get(k)?.tools.get(tool)?.definition.clone(),
+        None => state.free.get(tool)?.definition.as_ref(),
+        Some(k) => state.open.get(k)?.tools.get(tool)?.definition.as_ref(),
     }
 }
 
