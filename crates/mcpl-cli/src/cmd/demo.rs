@@ -295,7 +295,18 @@ async fn session(
 
     heading("4. The connection to the arcade drops mid-game");
     connector.cut();
-    // The link notices at once; the next call is refused with the server's state. (Should
+    let arcade = mcpl_host::ServerName::sanitized("arcade");
+    // Cutting ends the connection's tasks at their next turn; wait until the host has seen
+    // it, so the call below meets the lost link rather than racing the cut.
+    let gone = arcade.clone();
+    surface
+        .host()
+        .wait_until(
+            move |p| !matches!(p.link(&gone), Some(mcpl_host::presenter::LinkState::Up)),
+            Duration::from_secs(10),
+        )
+        .await;
+    // The next call is refused with the server's state. (Should
     // a call slip out before it notices, it comes back unconfirmed, and the agent retries.)
     for _ in 0..20 {
         let (text, failed) = agent
@@ -309,7 +320,6 @@ async fn session(
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let arcade = mcpl_host::ServerName::sanitized("arcade");
     tokio::time::timeout(Duration::from_secs(30), surface.wait_connected(&arcade, 2))
         .await
         .context("the surface did not reconnect within 30 s")?;
