@@ -5,11 +5,13 @@ use mcpl_protocol::rfc014::Presence;
 use serde_json::Value;
 
 use super::agent::AgentId;
+use super::link_state::LinkState;
 use super::meta::{LookQuery, Plan};
+use super::meta_tools::{META_ACT, META_LOOK};
 use super::notice::{quote, quote_content, shown_key, title};
 use super::render::{self, first_sentence};
+use super::state::Presenter;
 use super::window::WindowItem;
-use super::{LinkState, META_ACT, META_LOOK, Presenter};
 use crate::controller::{Outcome, Snapshot};
 use crate::names::{ServerName, ToolsetName};
 

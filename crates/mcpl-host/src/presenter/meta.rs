@@ -4,10 +4,10 @@
 use mcpl_protocol::rfc014::Presence;
 use serde_json::{Map, Value};
 
-use super::Presenter;
 use super::check::{ArgCheck, check_args};
 use super::meta_tools::{META_ACT, META_CLOSE, META_LOOK, META_OPEN};
 use super::refusal::{Refusal, Wanted, list};
+use super::state::Presenter;
 use super::trace::RefusedCall;
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
 use crate::names::{InstanceName, ServerName, ToolsetName};

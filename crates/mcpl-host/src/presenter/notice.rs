@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::queue::{Agent, Body, MAX_NOTICE, Marks, ShownKey};
 use super::render::{self, cut, first_sentence};
-use super::{Presenter, ServerEntry};
+use super::state::{Presenter, ServerEntry};
 use crate::controller::{Change, ChangeItem, CloseCause};
 
 /// The longest server-written string quoted in a notice, in bytes (§10: hosts may cap it).
@@ -134,7 +134,10 @@ pub(super) fn render_body(
                 p.model_name(server, tool)
             )
         } else {
-            format!("- `{tool}` moved: reach it through {}", super::META_ACT)
+            format!(
+                "- `{tool}` moved: reach it through {}",
+                super::meta_tools::META_ACT
+            )
         }),
     }
     lines

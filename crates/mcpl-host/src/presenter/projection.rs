@@ -4,7 +4,7 @@
 use super::naming::projected_name;
 use crate::names::{InstanceName, ServerName};
 
-impl super::Presenter {
+impl super::state::Presenter {
     /// Every projected tool: each visible dynamic tool in each place it is usable, named by
     /// [`projected_name`], with its effective definition.
     pub(super) fn projected(&self) -> Vec<mcpl_protocol::mcp::Tool> {

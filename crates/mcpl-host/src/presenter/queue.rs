@@ -10,8 +10,8 @@ use crate::controller::{Change, Pending, PushEvent, ReadSeq};
 use crate::names::ServerName;
 
 /// Names one piece of text handed to the embedder; report it with
-/// [`Presenter::stored`](super::Presenter::stored) or
-/// [`Presenter::not_stored`](super::Presenter::not_stored). Also the row tag reminders look
+/// [`Presenter::stored`](super::state::Presenter::stored) or
+/// [`Presenter::not_stored`](super::state::Presenter::not_stored). Also the row tag reminders look
 /// for.
 pub type Token = u64;
 

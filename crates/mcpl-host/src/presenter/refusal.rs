@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{META_ACT, META_OPEN};
+use super::meta_tools::{META_ACT, META_OPEN};
 use crate::names::{InstanceName, ServerName, ToolsetName};
 
 /// What a call asked for, in a refusal's words.

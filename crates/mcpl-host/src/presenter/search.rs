@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 use mcpl_protocol::rfc014::Presence;
 use serde_json::json;
 
+use super::meta_tools::META_ACT;
 use super::notice::quote;
 use super::refusal::open_call;
 use super::render::first_sentence;
-use super::{META_ACT, Presenter};
+use super::state::Presenter;
 use crate::grouping;
 use crate::names::ServerName;
 

@@ -7,10 +7,10 @@ use std::collections::BTreeSet;
 
 use mcpl_protocol::rfc014::Presence;
 
-use super::Presenter;
 use super::agent::AgentId;
 use super::notice::{finish, key_text, quote, render_body};
 use super::queue::{Agent, Body, EARLY_EVENTS, Entry, Marks, ShownKey, State, Token};
+use super::state::Presenter;
 use crate::controller::{Carrier, Change, Notice, Pending, PushEvent};
 
 /// Text for an agent's window (a notice, an event, a change riding with a result, a look).
@@ -472,7 +472,7 @@ impl Presenter {
         }
         let text = format!(
             "Open toolsets (use {}):\n{}",
-            super::META_ACT,
+            super::meta_tools::META_ACT,
             lines.join("\n")
         );
         Some(self.hand_out(agent, None, text, marks))

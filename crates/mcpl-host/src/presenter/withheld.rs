@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::Presenter;
 use super::queue::Body;
+use super::state::Presenter;
 use crate::names::ServerName;
 
 /// Why some of a server's events will not reach the agent.
@@ -118,7 +118,7 @@ impl Presenter {
     /// counts as told: the same sentence still owed to `agent` is dropped from its queue.
     pub(super) fn look_withheld(
         &mut self,
-        agent: &super::AgentId,
+        agent: &super::agent::AgentId,
         server: Option<&str>,
     ) -> Vec<String> {
         let lines: Vec<String> = self
@@ -134,7 +134,7 @@ impl Presenter {
     }
 
     /// Owes a new agent what is withheld already.
-    pub(super) fn tell_withheld(&mut self, agent: &super::AgentId) {
+    pub(super) fn tell_withheld(&mut self, agent: &super::agent::AgentId) {
         let all: Vec<(ServerName, String)> = self
             .withheld
             .iter()
