@@ -35,6 +35,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::glob::glob;
+use crate::names::ToolsetName;
 use crate::presenter::render;
 
 /// The default `static_limit`: a plain server with more tools than this is grouped.
@@ -82,15 +83,15 @@ pub struct Rules {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Place {
     /// Every tool not static goes to the first toolset with a matching glob.
-    Explicit(Vec<(String, Vec<String>)>),
+    Explicit(Vec<(ToolsetName, Vec<String>)>),
     /// The server listed too few tools: every tool stays static.
     AllStatic,
     /// By name prefix of `depth` segments; `groups` maps a prefix to its toolset, `rest` is
     /// the toolset of every other tool.
     ByPrefix {
         depth: usize,
-        groups: BTreeMap<String, String>,
-        rest: String,
+        groups: BTreeMap<String, ToolsetName>,
+        rest: ToolsetName,
     },
 }
 
@@ -131,10 +132,18 @@ impl Grouping {
         Ok(())
     }
 
-    /// Fixes the grouping for `server` from the names of its first list.
+    /// Fixes the grouping for `server` from the names of its first list. An explicit toolset
+    /// whose name [`check`](Self::check) refuses places no tool.
     pub fn fix(&self, server: &str, names: &[&str]) -> Rules {
         let place = if !self.toolsets.is_empty() {
-            Place::Explicit(self.toolsets.clone())
+            Place::Explicit(
+                self.toolsets
+                    .iter()
+                    .filter_map(|(name, globs)| {
+                        Some((ToolsetName::parse(name).ok()?, globs.clone()))
+                    })
+                    .collect(),
+            )
         } else if names.len() <= self.static_limit {
             Place::AllStatic
         } else {
@@ -173,7 +182,7 @@ impl Grouping {
 
 impl Rules {
     /// The toolset a tool goes to, or `None` when it stays static.
-    pub fn place(&self, tool: &str) -> Option<String> {
+    pub fn place(&self, tool: &str) -> Option<ToolsetName> {
         if self.statics.iter().any(|g| glob(g, tool)) {
             return None;
         }
@@ -224,10 +233,9 @@ fn shared_prefixes(names: &[&str], depth: usize) -> BTreeMap<String, usize> {
 }
 
 /// A toolset name for free text (a name prefix or a server name); see the module doc.
-pub fn toolset_name(raw: &str) -> String {
-    let valid = mcpl_protocol::rfc014::check_name("toolset", raw).is_ok();
-    if valid {
-        return raw.to_owned();
+pub fn toolset_name(raw: &str) -> ToolsetName {
+    if let Ok(name) = ToolsetName::parse(raw) {
+        return name;
     }
     let clean: String = raw
         .chars()
@@ -243,7 +251,9 @@ pub fn toolset_name(raw: &str) -> String {
     let head = if clean.is_empty() { "tools" } else { clean };
     let digest = Sha256::digest(raw.as_bytes());
     let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{hash}", render::cut(head, MAX_TOOLSET_NAME - 9))
+    let mapped = format!("{}-{hash}", render::cut(head, MAX_TOOLSET_NAME - 9));
+    // Letters, digits, `_` and `-` only, starting with a letter or digit, 32 at most.
+    ToolsetName::parse(&mapped).expect("a mapped toolset name fits the grammar")
 }
 
 /// A host-side toolset's description, built from its tools': how many, their names, and the
@@ -307,7 +317,10 @@ mod tests {
             "ping",
         ];
         let rules = auto(3).fix("box", &names);
-        let placed: Vec<Option<String>> = names.iter().map(|n| rules.place(n)).collect();
+        let placed: Vec<Option<String>> = names
+            .iter()
+            .map(|n| rules.place(n).map(String::from))
+            .collect();
         let want = [
             "git", "git", "fs", "fs", "fs", "web", "web", "box", // fs/list: prefix fs
         ];

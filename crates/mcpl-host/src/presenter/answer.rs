@@ -13,7 +13,7 @@ use super::render::{self, first_sentence};
 use super::state::Presenter;
 use super::window::WindowItem;
 use crate::controller::{Outcome, Snapshot};
-use crate::names::{ServerName, ToolsetName};
+use crate::names::ServerName;
 
 impl Presenter {
     /// The text answering the model for a plan's outcome. `sent` is `Err` when the
@@ -169,7 +169,7 @@ impl Presenter {
                 None => lines.push(format!("server `{id}`:")),
             }
             for ts in snap.toolset_names() {
-                if query.toolset.as_deref().is_some_and(|q| q != ts) {
+                if query.toolset.as_ref().is_some_and(|q| q != ts) {
                     continue;
                 }
                 let mut line = format!("- toolset `{ts}`");
@@ -184,7 +184,7 @@ impl Presenter {
                     crate::grouping::summary(
                         snap.tools()
                             .iter()
-                            .filter(|t| t.toolset.as_deref() == Some(ts))
+                            .filter(|t| t.toolset.as_ref() == Some(ts))
                             .map(|t| &t.tool),
                     )
                 });
@@ -211,7 +211,7 @@ impl Presenter {
                     for t in snap
                         .tools()
                         .iter()
-                        .filter(|t| t.toolset.as_deref() == Some(ts))
+                        .filter(|t| t.toolset.as_ref() == Some(ts))
                     {
                         if !snap.visible(&t.tool.name, key) {
                             continue;
@@ -308,13 +308,13 @@ impl Presenter {
         ));
         if self.actable(id, tool) {
             // H63: exactly the definition act would check, found by act's own lookup.
-            let inst = match listed.toolset.as_deref().map(ToolsetName::parse) {
-                Some(Ok(ts)) if snap.instanced(&ts) => self
-                    .pick_instance(snap, &ts, instance.map(str::to_owned))
+            let inst = match &listed.toolset {
+                Some(ts) if snap.instanced(ts) => self
+                    .pick_instance(snap, ts, instance.map(str::to_owned))
                     .ok(),
                 _ => None,
             };
-            if let Some(def) = snap.definition(tool, inst.as_deref()) {
+            if let Some(def) = snap.definition(tool, inst.as_ref()) {
                 let place = inst
                     .as_ref()
                     .map(|i| format!(" (instance `{i}`)"))
@@ -323,7 +323,7 @@ impl Presenter {
                     "{META_ACT} checks against{place}: {}",
                     render::json(&def.input_schema)
                 ));
-                shown.extend(shown_key(id, snap, tool, inst.as_deref()));
+                shown.extend(shown_key(id, snap, tool, inst.as_ref()));
             }
         }
         lines

@@ -1,7 +1,7 @@
 //! Rendering changes as notice text for one agent: attributed server text (H54), ended
 //! records told once (H48), first sentences owed per agent (H50), bounded length (H73).
 
-use crate::names::ServerName;
+use crate::names::{InstanceName, ServerName, ToolsetName};
 use std::collections::BTreeSet;
 
 use mcpl_protocol::rfc014::SuggestAction;
@@ -57,7 +57,7 @@ pub(super) fn shown_key(
     server: &ServerName,
     snap: &crate::controller::Snapshot,
     tool: &str,
-    instance: Option<&str>,
+    instance: Option<&InstanceName>,
 ) -> Option<ShownKey> {
     let d = snap.definition(tool, instance)?;
     let v = json!({"description": d.description, "inputSchema": d.input_schema, "annotations": d.annotations});
@@ -161,7 +161,7 @@ fn render_change(
     };
     let mut lines = Vec::new();
     // Ends named by an Ended item are told by it, with their reason (not twice).
-    let ended_keys: BTreeSet<(String, Option<String>)> = c
+    let ended_keys: BTreeSet<(ToolsetName, Option<InstanceName>)> = c
         .items
         .iter()
         .filter_map(|i| match i {
@@ -261,8 +261,7 @@ fn render_change(
                     None => String::new(),
                 };
                 if *visible {
-                    let desc =
-                        describe(agent, entry, server, tool, instance.as_deref(), marks, full);
+                    let desc = describe(agent, entry, server, tool, instance.as_ref(), marks, full);
                     lines.push(format!("- `{tool}`{place} is available{desc}"));
                 } else {
                     lines.push(format!("- `{tool}`{place} is no longer available"));
@@ -273,7 +272,7 @@ fn render_change(
                     .as_ref()
                     .map(|i| format!(" in `{i}`"))
                     .unwrap_or_default();
-                let desc = describe(agent, entry, server, tool, instance.as_deref(), marks, full);
+                let desc = describe(agent, entry, server, tool, instance.as_ref(), marks, full);
                 lines.push(format!("- `{tool}`{place} changed{desc}"));
             }
             _ => {}
@@ -290,7 +289,7 @@ fn describe(
     entry: Option<&ServerEntry>,
     server: &ServerName,
     tool: &str,
-    instance: Option<&str>,
+    instance: Option<&InstanceName>,
     marks: &mut Marks,
     full: bool,
 ) -> String {

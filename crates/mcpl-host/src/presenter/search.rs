@@ -18,7 +18,7 @@ use super::refusal::open_call;
 use super::render::first_sentence;
 use super::state::Presenter;
 use crate::grouping;
-use crate::names::ServerName;
+use crate::names::{ServerName, ToolsetName};
 
 /// The most hits a search returns.
 pub const SEARCH_TOP: usize = 8;
@@ -34,7 +34,7 @@ enum Kind {
     /// A toolset (sorts before tools on equal scores).
     Toolset,
     /// A tool, with its toolset if it has one.
-    Tool(Option<String>),
+    Tool(Option<ToolsetName>),
 }
 
 #[derive(Debug)]
@@ -99,7 +99,7 @@ impl Presenter {
         for (id, e) in &self.servers {
             let snap = &e.snap;
             for ts in snap.toolset_names() {
-                let mut text = ts.to_owned();
+                let mut text = ts.to_string();
                 if let Some(d) = snap.declared().get(ts) {
                     for t in [&d.title, &d.summary].into_iter().flatten() {
                         text.push(' ');
@@ -109,7 +109,7 @@ impl Presenter {
                 docs.push(Doc {
                     server: id.clone(),
                     kind: Kind::Toolset,
-                    name: ts.to_owned(),
+                    name: ts.to_string(),
                     words: words(&text),
                 });
             }
@@ -169,7 +169,7 @@ impl Presenter {
         match &doc.kind {
             Kind::Toolset => {
                 let mut line = format!("toolset `{}` on `{id}` ({})", doc.name, state(&doc.name));
-                let about = match snap.declared().get(&doc.name) {
+                let about = match snap.declared().get(doc.name.as_str()) {
                     Some(d) => d.summary.clone().or_else(|| d.title.clone()),
                     None => Some(grouping::summary(
                         snap.tools()

@@ -450,10 +450,8 @@ impl Presenter {
                     .snap
                     .tools()
                     .iter()
-                    .filter(|t| {
-                        t.presence == Presence::Dynamic && t.toolset.as_deref() == Some(ts.as_str())
-                    })
-                    .filter(|t| e.snap.visible(&t.tool.name, inst.as_deref()))
+                    .filter(|t| t.presence == Presence::Dynamic && t.toolset.as_ref() == Some(ts))
+                    .filter(|t| e.snap.visible(&t.tool.name, inst.as_ref()))
                     .map(|t| format!("`{}`", t.tool.name))
                     .collect();
                 let mut line = format!("- {id}: {} is open", key_text(ts, inst.as_deref()));
