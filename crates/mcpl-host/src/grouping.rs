@@ -50,9 +50,9 @@ pub const SEPARATORS: [char; 4] = ['_', '.', '-', '/'];
 /// How a plain server's tools are grouped into host-side toolsets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grouping {
-    /// Explicit toolsets, in configuration order: a name (in the instance-name grammar) and
-    /// its globs (`*` matches any run of characters). Empty: grouping is automatic.
-    pub toolsets: Vec<(String, Vec<String>)>,
+    /// Explicit toolsets, in configuration order: a name and its globs (`*` matches any run
+    /// of characters). Empty: grouping is automatic.
+    pub toolsets: Vec<(ToolsetName, Vec<String>)>,
     /// Globs of tools that stay static whatever else matches them.
     pub statics: Vec<String>,
     /// Without explicit toolsets, a server listing more tools than this is grouped by prefix.
@@ -99,26 +99,22 @@ enum Place {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GroupingError {
-    /// A toolset name outside the RFC-014 name grammar.
-    #[error(transparent)]
-    BadName(#[from] mcpl_protocol::rfc014::NameError),
     /// The same toolset named twice.
     #[error("toolset \"{0}\" is named twice")]
-    Twice(String),
+    Twice(ToolsetName),
     /// A toolset without globs, or with an empty one.
     #[error("toolset \"{0}\" needs one non-empty glob or more")]
-    NoGlob(String),
+    NoGlob(ToolsetName),
     /// An empty `static` glob.
     #[error("a `static` glob is empty")]
     EmptyStatic,
 }
 
 impl Grouping {
-    /// Checks the configuration: toolset names in the grammar and unique, globs not empty.
+    /// Checks the configuration: toolset names unique, globs not empty.
     pub fn check(&self) -> Result<(), GroupingError> {
         let mut seen = std::collections::BTreeSet::new();
         for (name, globs) in &self.toolsets {
-            mcpl_protocol::rfc014::check_name("toolset", name)?;
             if !seen.insert(name) {
                 return Err(GroupingError::Twice(name.clone()));
             }
@@ -132,18 +128,10 @@ impl Grouping {
         Ok(())
     }
 
-    /// Fixes the grouping for `server` from the names of its first list. An explicit toolset
-    /// whose name [`check`](Self::check) refuses places no tool.
+    /// Fixes the grouping for `server` from the names of its first list.
     pub fn fix(&self, server: &str, names: &[&str]) -> Rules {
         let place = if !self.toolsets.is_empty() {
-            Place::Explicit(
-                self.toolsets
-                    .iter()
-                    .filter_map(|(name, globs)| {
-                        Some((ToolsetName::parse(name).ok()?, globs.clone()))
-                    })
-                    .collect(),
-            )
+            Place::Explicit(self.toolsets.clone())
         } else if names.len() <= self.static_limit {
             Place::AllStatic
         } else {
@@ -297,6 +285,10 @@ pub fn description(tool: &Tool) -> Option<&str> {
 mod tests {
     use super::*;
 
+    fn ts(name: &str) -> ToolsetName {
+        ToolsetName::parse(name).unwrap()
+    }
+
     fn auto(limit: usize) -> Grouping {
         Grouping {
             static_limit: limit,
@@ -360,8 +352,8 @@ mod tests {
     fn explicit_globs_first_match_wins_static_wins_over_all_unmatched_stays_static() {
         let g = Grouping {
             toolsets: vec![
-                ("files".into(), vec!["fs_*".into(), "*_file".into()]),
-                ("all".into(), vec!["*".into()]),
+                (ts("files"), vec!["fs_*".into(), "*_file".into()]),
+                (ts("all"), vec!["*".into()]),
             ],
             statics: vec!["fs_read".into()],
             ..Grouping::default()
@@ -373,25 +365,26 @@ mod tests {
         assert_eq!(rules.place("open_file").as_deref(), Some("files"));
         assert_eq!(rules.place("other").as_deref(), Some("all"));
         let only = Grouping {
-            toolsets: vec![("files".into(), vec!["fs_*".into()])],
+            toolsets: vec![(ts("files"), vec!["fs_*".into()])],
             ..Grouping::default()
         };
         assert_eq!(only.fix("s", &[]).place("other"), None);
     }
 
+    /// A configured toolset name is a [`ToolsetName`]: one outside the grammar is refused
+    /// where the configuration is read (`mcpl-surface`'s config), before a `Grouping` exists.
     #[test]
     fn bad_explicit_toolsets_are_refused_naming_the_problem() {
         for (sets, want) in [
-            (vec![("a b".to_owned(), vec!["*".to_owned()])], "a b"),
-            (vec![("x".to_owned(), vec![])], "glob"),
+            (vec![(ts("x"), vec![])], "glob"),
+            (vec![(ts("x"), vec![String::new()])], "glob"),
             (
                 vec![
-                    ("x".to_owned(), vec!["a".to_owned()]),
-                    ("x".to_owned(), vec!["b".to_owned()]),
+                    (ts("x"), vec!["a".to_owned()]),
+                    (ts("x"), vec!["b".to_owned()]),
                 ],
                 "twice",
             ),
-            (vec![("a".repeat(33), vec!["*".to_owned()])], "aaaa"),
         ] {
             let g = Grouping {
                 toolsets: sets,

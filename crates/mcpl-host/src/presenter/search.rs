@@ -32,7 +32,7 @@ const B: f64 = 0.75;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     /// A toolset (sorts before tools on equal scores).
-    Toolset,
+    Toolset(ToolsetName),
     /// A tool, with its toolset if it has one.
     Tool(Option<ToolsetName>),
 }
@@ -108,7 +108,7 @@ impl Presenter {
                 }
                 docs.push(Doc {
                     server: id.clone(),
-                    kind: Kind::Toolset,
+                    kind: Kind::Toolset(ts.clone()),
                     name: ts.to_string(),
                     words: words(&text),
                 });
@@ -167,22 +167,22 @@ impl Presenter {
         };
         let state = |ts: &str| if snap.is_open(ts) { "open" } else { "closed" };
         match &doc.kind {
-            Kind::Toolset => {
-                let mut line = format!("toolset `{}` on `{id}` ({})", doc.name, state(&doc.name));
-                let about = match snap.declared().get(doc.name.as_str()) {
+            Kind::Toolset(ts) => {
+                let mut line = format!("toolset `{ts}` on `{id}` ({})", state(ts));
+                let about = match snap.declared().get(ts) {
                     Some(d) => d.summary.clone().or_else(|| d.title.clone()),
                     None => Some(grouping::summary(
                         snap.tools()
                             .iter()
-                            .filter(|t| t.toolset.as_deref() == Some(doc.name.as_str()))
+                            .filter(|t| t.toolset.as_ref() == Some(ts))
                             .map(|t| &t.tool),
                     )),
                 };
                 if let Some(a) = about {
                     line.push_str(&format!(": {}", quote(id, &a)));
                 }
-                if !snap.is_open(&doc.name) {
-                    line.push_str(&format!("; open it with {}", open_call(id, &doc.name)));
+                if !snap.is_open(ts) {
+                    line.push_str(&format!("; open it with {}", open_call(id, ts)));
                 }
                 line
             }

@@ -35,7 +35,7 @@ pub enum Withheld {
 
 impl Withheld {
     /// The one sentence the agent reads about `server`.
-    pub fn sentence(&self, server: &str) -> String {
+    pub fn sentence(&self, server: &ServerName) -> String {
         match self {
             Withheld::NoPolicy {
                 version,
@@ -94,10 +94,7 @@ impl Presenter {
     /// not recorded before is owed to every agent once, in read order with the server's
     /// changes; one recorded already (after a reconnect, say) is not told again.
     pub fn set_withheld(&mut self, server: &ServerName, reasons: Vec<Withheld>) {
-        let sentences: Vec<String> = reasons
-            .iter()
-            .map(|r| r.sentence(server.as_str()))
-            .collect();
+        let sentences: Vec<String> = reasons.iter().map(|r| r.sentence(server)).collect();
         let before = self.withheld.remove(server).unwrap_or_default();
         for s in &sentences {
             if !before.contains(s) {
@@ -161,7 +158,7 @@ mod tests {
             code: Some(-32601),
             message: "Method not found".into(),
         };
-        let s = w.sentence("heartbeat");
+        let s = w.sentence(&ServerName::parse("heartbeat").expect("a name"));
         assert!(
             s.starts_with("events from `heartbeat` will not reach you"),
             "{s}"
@@ -204,14 +201,14 @@ mod tests {
         let toy = ServerName::parse("toy").expect("a name");
         p.set_withheld(&toy, vec![w()]);
         p.set_withheld(&toy, vec![w()]); // a reconnect says the same
-        assert_eq!(p.withheld(&toy), [w().sentence("toy")]);
+        assert_eq!(p.withheld(&toy), [w().sentence(&toy)]);
         assert!(
             p.withheld(&ServerName::parse("other").expect("a name"))
                 .is_empty()
         );
         assert_eq!(p.owed(&agent), 1);
         let lines = p.look_withheld(&agent, None);
-        assert_eq!(lines, vec![w().sentence("toy")]);
+        assert_eq!(lines, vec![w().sentence(&toy)]);
         assert_eq!(p.owed(&agent), 0, "look told it");
         assert_eq!(
             p.look_withheld(&agent, Some("toy")).len(),
