@@ -2,6 +2,10 @@
 //!
 //! The controller keeps its state in a `Snapshot` and hands out `&Snapshot`; the presenter
 //! clones what it needs. Nothing here changes state: the mutators live in `state.rs`.
+//!
+//! Toolset and instance names are typed ([`ToolsetName`], [`InstanceName`]): a name the
+//! server sent outside the RFC-014 grammar never gets in (the entry carrying it is skipped,
+//! see `names.rs`), so every name here can be shown, keyed and sent back as it is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -85,7 +89,7 @@ pub struct Instance {
     pub tools: BTreeMap<String, Live>,
 }
 
-/// Key of an open toolset or instance.
+/// Key of an open toolset or instance: the toolset, and the instance for an instanced one.
 pub type OpenKey = (ToolsetName, Option<InstanceName>);
 
 /// What one controller knows about its server.
