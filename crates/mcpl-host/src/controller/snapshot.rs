@@ -5,7 +5,7 @@
 //!
 //! Toolset and instance names are typed ([`ToolsetName`], [`InstanceName`]): a name the
 //! server sent outside the RFC-014 grammar never gets in (the entry carrying it is skipped,
-//! see `names.rs`), so every name here can be shown, keyed and sent back as it is.
+//! see `controller/names.rs`), so every name here can be shown, keyed and sent back as it is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -249,7 +249,8 @@ impl Snapshot {
     pub fn statements(&self) -> u64 {
         self.statements
     }
-    /// The ended records the last `toolsets/list` reported.
+    /// The ended records the last `toolsets/list` reported, less any whose toolset or
+    /// instance name breaks the grammar (skipped whole).
     pub fn ended(&self) -> &[EndedRecord] {
         &self.ended
     }
