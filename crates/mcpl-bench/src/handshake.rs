@@ -4,7 +4,7 @@
 //! timeout, and the server's memory after the last wave must stay within 10% of its memory
 //! after the first: what a wave allocates is given back.
 
-use crate::BenchError;
+use crate::error::BenchError;
 use crate::report::{Figure, Unit};
 use mcpl_rpc::{Event, Limits, Peer, PeerConfig};
 use std::path::PathBuf;

@@ -224,7 +224,7 @@ pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report
     }
 }
 
-fn outcome(result: Result<Vec<crate::report::Figure>, crate::BenchError>) -> RowOutcome {
+fn outcome(result: Result<Vec<crate::report::Figure>, crate::error::BenchError>) -> RowOutcome {
     match result {
         Ok(figures) => RowOutcome::Measured(figures),
         Err(e) => RowOutcome::Failed(e.to_string()),

@@ -46,7 +46,7 @@ pub async fn inspect_server(
     listener: tokio::net::TcpListener,
     handle: Handle,
     token: Option<String>,
-) -> Result<Inspector, crate::AccessError> {
+) -> Result<Inspector, crate::access::AccessError> {
     let access = access_for(&listener, token)?;
     let records = handle.observe();
     let (tx, rx) = watch::channel(Arc::new(String::new()));
@@ -61,7 +61,7 @@ pub async fn inspect_host(
     listener: tokio::net::TcpListener,
     host: mcpl_host::driver::Host,
     token: Option<String>,
-) -> Result<Inspector, crate::AccessError> {
+) -> Result<Inspector, crate::access::AccessError> {
     let access = access_for(&listener, token)?;
     let (tx, rx) = watch::channel(Arc::new(String::new()));
     if let Ok(turns) = host.turns().await {
@@ -73,7 +73,7 @@ pub async fn inspect_host(
 fn access_for(
     listener: &tokio::net::TcpListener,
     token: Option<String>,
-) -> Result<Arc<Access>, crate::AccessError> {
+) -> Result<Arc<Access>, crate::access::AccessError> {
     let addr = listener
         .local_addr()
         .expect("a bound listener has an address");

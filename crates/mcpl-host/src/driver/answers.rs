@@ -4,7 +4,7 @@
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::Answer;
+use super::answer::Answer;
 use super::task::{LookWait, Task, Waiting};
 use crate::controller::{Outcome, Pending};
 use crate::names::ServerName;

@@ -10,8 +10,13 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
+use super::agent::Agent;
+use super::answer::Answer;
+use super::command::Command;
+use super::connection::Connection;
+use super::policy::HostPolicy;
 use super::status::HostStatus;
-use super::{Agent, Answer, Command, Connection, HostPolicy, task};
+use super::task;
 use crate::names::ServerName;
 use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, Withheld, needs_ungranted};
 use crate::{ControllerConfig, Error};

@@ -1,5 +1,6 @@
-//! The tokio driver: runs one [`Controller`] per server connection over `mcpl-rpc` peers,
-//! feeds a [`Presenter`], and hands its output to the embedding agents.
+//! The tokio driver: runs one [`Controller`](crate::controller::Controller) per server
+//! connection over `mcpl-rpc` peers, feeds a [`Presenter`](crate::presenter::Presenter), and
+//! hands its output to the embedding agents.
 //!
 //! One task owns the presenter and every controller. It `select!`s over frames from all
 //! connections (in each connection's read order, with the peer's sequence numbers), commands
@@ -13,136 +14,20 @@
 //! ([`Agent::notice`]); one whose only window is its results (a plain MCP client) gets what
 //! it is owed with its next answer, in read order, within the inline cap.
 
-use std::time::Duration;
-
-use mcpl_rpc::{Events, Peer};
-use serde_json::Value;
-use tokio::sync::{oneshot, watch};
-
-use crate::ControllerConfig;
-use crate::controller::PushEvent;
-use crate::names::ServerName;
-use crate::presenter::{AgentId, LinkState, Presenter, WindowItem, Withheld};
-
-/// The embedding agent: where notices go.
-pub trait Agent: Send + 'static {
-    /// Store `item` in the agent's window; return false if it could not be stored (the
-    /// change then stays owed, H45).
-    fn notice(&mut self, item: &WindowItem) -> bool;
-
-    /// True for an agent whose only window is its results (a plain MCP client): notices
-    /// are not written as they come but ride with its next answer, in read order.
-    fn results_are_window(&self) -> bool {
-        false
-    }
-
-    /// A server pushed an event; for agents that show pushes as they arrive. Return true
-    /// when this told the agent the event (an MCPL client's own `push/event`): it is then not
-    /// told again as news. Showing it where the model may not read it (a log message) does
-    /// not count: return false.
-    fn pushed(&mut self, _server: &ServerName, _event: &PushEvent) -> bool {
-        false
-    }
-}
-
-/// The default cap on what a result may carry beside its own text, in bytes (H84, H88).
-pub const DEFAULT_INLINE_CAP: usize = 16_000;
-
-/// The host's grant policy for the servers it connects, and its inline cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HostPolicy {
-    /// Grant `pushEvents` (sent as the initial `featureSets/update`); notices need it (H47).
-    pub grant_push_events: bool,
-    /// How long `featureSets/update` may take.
-    pub policy_timeout: Duration,
-    /// The most bytes a result and the change appended to it may take (H84, H88); a change
-    /// that does not fit is told as a notice instead. `None`: no cap.
-    pub inline_cap: Option<usize>,
-}
-
-impl Default for HostPolicy {
-    fn default() -> Self {
-        HostPolicy {
-            grant_push_events: true,
-            policy_timeout: Duration::from_secs(10),
-            inline_cap: Some(DEFAULT_INLINE_CAP),
-        }
-    }
-}
-
-/// What the model reads for one of its tool calls.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
-    /// The text: the outcome, then anything the answer carries.
-    pub text: String,
-    /// True when the call was refused, failed, or its outcome is unknown.
-    pub is_error: bool,
-    /// What the answer carries after the outcome (changes, news), empty when nothing; the
-    /// end of [`text`](Self::text).
-    pub news: String,
-    /// The server's own tool result, for a call that was answered (an embedder may pass its
-    /// content blocks on as they are and add [`news`](Self::news) as the last block, H83).
-    pub result: Option<Value>,
-}
-
-/// A live connection added with [`Host::add_server`].
-#[derive(Debug)]
-pub struct Connection {
-    closed: oneshot::Receiver<String>,
-}
-
-impl Connection {
-    /// Waits until the connection ends (the peer closed, or the host task stopped); returns
-    /// why.
-    pub async fn closed(self) -> String {
-        self.closed
-            .await
-            .unwrap_or_else(|_| "the host stopped".to_owned())
-    }
-}
-
-type Inspect = Box<dyn FnOnce(&Presenter) + Send>;
-type Gate = Box<dyn FnOnce(&Presenter) -> bool + Send>;
-type Observer = Box<dyn FnMut(&Presenter) + Send>;
-
-enum Command {
-    Add {
-        cfg: Box<ControllerConfig>,
-        peer: Peer,
-        events: Events,
-        granted: bool,
-        withheld: Vec<Withheld>,
-        closed: oneshot::Sender<String>,
-    },
-    Remove(ServerName),
-    Link(ServerName, LinkState),
-    AddAgent(AgentId, Box<dyn Agent>),
-    RemoveAgent(AgentId),
-    Call(AgentId, String, Value, oneshot::Sender<Answer>),
-    /// A call made only if its gate holds; otherwise the reply is dropped unanswered.
-    CallIf(AgentId, String, Value, Gate, oneshot::Sender<Answer>),
-    Rebuild(oneshot::Sender<(bool, String)>),
-    Inspect(Inspect),
-    Observe(Observer),
-    Status(oneshot::Sender<HostStatus>),
-    Turns(oneshot::Sender<watch::Receiver<u64>>),
-}
-
-impl Command {
-    /// A command that only reads: the turn serving it changes nothing a watcher shows.
-    fn reads_only(&self) -> bool {
-        matches!(
-            self,
-            Command::Inspect(_) | Command::Status(_) | Command::Turns(_)
-        )
-    }
-}
-
+mod agent;
+mod answer;
 mod answers;
+mod command;
+mod connection;
 mod host;
+mod policy;
 mod status;
 mod status_read;
 mod task;
 
+pub use agent::Agent;
+pub use answer::Answer;
+pub use connection::Connection;
 pub use host::Host;
+pub use policy::{DEFAULT_INLINE_CAP, HostPolicy};
 pub use status::{AgentStatus, HostStatus, OpenStatus, ServerStatus};

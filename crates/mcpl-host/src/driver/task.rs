@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use super::{Agent, Answer, Command, HostPolicy, Observer};
+use super::agent::Agent;
+use super::answer::Answer;
+use super::command::{Command, Observer};
+use super::policy::HostPolicy;
 use crate::Error;
 use crate::controller::{Controller, Effect, Outcome, Pending, Snapshot};
 use crate::names::ServerName;

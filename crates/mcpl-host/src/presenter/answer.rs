@@ -18,7 +18,7 @@ use crate::names::ServerName;
 impl Presenter {
     /// The text answering the model for a plan's outcome. `sent` is `Err` when the
     /// controller refused to send (it certainly never left the host, H60, H61).
-    pub fn answer_text(&self, plan: &Plan, sent: Result<&Outcome, &crate::Error>) -> String {
+    pub fn answer_text(&self, plan: &Plan, sent: Result<&Outcome, &crate::error::Error>) -> String {
         let (verb, server) = match plan {
             Plan::Open { server, .. } => ("open", server),
             Plan::Close { server, .. } => ("close", server),
@@ -36,7 +36,7 @@ impl Presenter {
             return format!("not done: `{group}` on `{server}` was not {done} ({e})");
         }
         let outcome = match sent {
-            Err(crate::Error::Closed) => {
+            Err(crate::error::Error::Closed) => {
                 let why = match self.link(server) {
                     Some(state) if *state != LinkState::Up => format!("`{server}` is {state}"),
                     _ => format!("the connection to `{server}` is closed"),

@@ -1,6 +1,6 @@
 //! The MCP `Tool` definition, with helpers for RFC-014's tool `_meta` keys (RFC-014 §4.1).
 
-use crate::rfc014::{PRESENCE_KEY, Presence, TOOLSET_KEY, ToolHintsMeta, VISIBLE_KEY};
+use crate::rfc014::meta::{PRESENCE_KEY, Presence, TOOLSET_KEY, ToolHintsMeta, VISIBLE_KEY};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -8,7 +8,8 @@
 
 use super::content::ContentBlock;
 use super::tool::Tool;
-use crate::rfc014::{HINTS_KEY, HintChanges, INSTANCE_KEY, REV_KEY, Rev};
+use crate::rfc014::hints::HintChanges;
+use crate::rfc014::meta::{HINTS_KEY, INSTANCE_KEY, REV_KEY, Rev};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

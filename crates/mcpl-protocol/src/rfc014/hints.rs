@@ -3,7 +3,7 @@
 //! Every entry states a value, never a difference, so applying one twice is harmless (§2.5).
 
 use super::meta::{Presence, Rev};
-use crate::mcp::Tool;
+use crate::mcp::tool::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

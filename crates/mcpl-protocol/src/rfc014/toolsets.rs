@@ -7,7 +7,7 @@
 
 use super::hints::HintChanges;
 use super::name::{InstanceName, NameError, ToolsetName};
-use crate::mcp::ContentBlock;
+use crate::mcp::content::ContentBlock;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -172,7 +172,7 @@ impl ClientOptions {
     }
 
     /// Trusts the CA certificates in the PEM file `ca` besides the web roots (`--ca FILE`).
-    pub fn ca_file(mut self, ca: &std::path::Path) -> Result<Self, crate::RpcError> {
+    pub fn ca_file(mut self, ca: &std::path::Path) -> Result<Self, crate::error::RpcError> {
         self.tls = Some(tls::ClientTls::with_ca_file(ca)?);
         Ok(self)
     }

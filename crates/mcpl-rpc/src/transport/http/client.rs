@@ -16,8 +16,9 @@
 //!
 //! `https://` uses rustls with the web roots, plus the CAs in [`ClientOptions::tls`].
 
+use super::body::read_capped;
+use super::headers::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use super::sse::{SseItem, SseParser};
-use super::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, read_capped};
 use crate::error::RpcError;
 use crate::transport::tls::{ClientTls, describe};
 use crate::transport::{

@@ -8,7 +8,7 @@
 //! falls that far behind is closed). The buffer is allocated on demand and released when it empties, so an idle
 //! session holds nothing.
 
-use super::sse_event;
+use super::sse::sse_event;
 use bytes::Bytes;
 use mcpl_protocol::jsonrpc::Message;
 use std::collections::VecDeque;

@@ -23,8 +23,10 @@
 //! [`HttpServerConfig::stream_queue`] messages: a client that reads slower than that loses
 //! the stream (logged), not the session.
 
+use super::body::read_capped;
+use super::headers::{LAST_EVENT_ID_HEADER, SESSION_HEADER};
 use super::replay::Replay;
-use super::{SESSION_HEADER, read_capped, sse_event};
+use super::sse::sse_event;
 use crate::transport::origin::AllowedOrigins;
 use crate::transport::{Guard, Inbound, Outbound, Transport, TransportKind};
 use axum::Router;
@@ -751,7 +753,7 @@ async fn handle_get(State(state): State<Arc<ServerState>>, headers: HeaderMap) -
         Ok(session) => session,
         Err(refusal) => return *refusal,
     };
-    let last_event = match headers.get(super::LAST_EVENT_ID_HEADER) {
+    let last_event = match headers.get(LAST_EVENT_ID_HEADER) {
         None => None,
         Some(value) => match value
             .to_str()

@@ -1,13 +1,26 @@
-//! A server-sent-events parser (sans-IO): bytes in, the `data` of each event out.
+//! Server-sent events (sans-IO): a message written as one event, and a parser (bytes in, the
+//! `data` of each event out).
 //!
-//! Only what MCP uses: `data:` lines joined by newlines, dispatched at a blank line; an `id`
+//! The parser reads only what MCP uses: `data:` lines joined by newlines, dispatched at a blank line; an `id`
 //! field becomes the stream's last event id (for resuming with `Last-Event-ID`) when its event
 //! is dispatched; `event` and `retry` fields and `:` comments are skipped. An event over the cap is dropped
 //! whole and reported by size and its first bytes (where its id is), so one bad event does not
 //! end the stream and the request it answers can fail at once.
 
 use bytes::Bytes;
+use mcpl_protocol::jsonrpc::Message;
 use mcpl_protocol::sniff::SNIFF_BYTES;
+
+/// One message as one SSE event, with its id when it has one.
+pub(super) fn sse_event(id: Option<u64>, message: &Message) -> Bytes {
+    match id {
+        Some(id) => Bytes::from(format!(
+            "id: {id}\nevent: message\ndata: {}\n\n",
+            message.to_json()
+        )),
+        None => Bytes::from(format!("event: message\ndata: {}\n\n", message.to_json())),
+    }
+}
 
 /// One parsed event.
 #[derive(Debug, PartialEq, Eq)]
