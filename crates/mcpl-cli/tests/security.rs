@@ -1,5 +1,5 @@
 //! The defences of `mcpl arcade --listen`, through the binary: sessions bound to principals,
-//! `Origin` checks, TLS end to end with `mcpl inspect`, and the flags' refusals.
+//! `Origin` and `Host` checks, TLS end to end with `mcpl inspect`, and the flags' refusals.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -230,6 +230,126 @@ fn a_foreign_origin_gets_403_unless_allowed() {
             .await;
         assert_eq!(status, 200);
     });
+}
+
+/// The port of a `scheme://127.0.0.1:PORT/...` URL.
+fn port_of(url: &str) -> u16 {
+    let rest = url.split_once("127.0.0.1:").expect("a loopback URL").1;
+    rest.split(['/', '?']).next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn dns_rebinding_a_foreign_host_gets_403_on_loopback_and_a_loopback_host_passes() {
+    let arcade = Arcade::start(&["--listen", "http://127.0.0.1:0"]);
+    let port = port_of(&arcade.url);
+    runtime().block_on(async {
+        let raw = Raw::new(&arcade.url);
+        for host in ["evil.example".to_owned(), format!("evil.example:{port}")] {
+            let (status, session, answer) = raw.post(&[("host", &host)], initialize(1)).await;
+            assert_eq!(status, 403, "{host}: {answer:?}");
+            assert!(session.is_none());
+            let message = answer.expect("a JSON-RPC error")["error"]["message"].clone();
+            let message = message.as_str().unwrap();
+            assert!(
+                message.contains(&format!("host `{host}` is not allowed")),
+                "{message}"
+            );
+            assert!(message.contains("--allow-host"), "{message}");
+        }
+        for host in [
+            format!("localhost:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("[::1]:{port}"),
+            "localhost".to_owned(),
+        ] {
+            let (status, session, _) = raw.post(&[("host", &host)], initialize(1)).await;
+            assert_eq!(status, 200, "{host}");
+            assert!(session.is_some(), "{host}");
+        }
+        let other_port = format!("localhost:{}", port.wrapping_add(1));
+        assert_eq!(
+            raw.post(&[("host", &other_port)], initialize(1)).await.0,
+            403
+        );
+    });
+    let log = arcade.log();
+    assert!(
+        log.contains("refused a request: host `evil.example` is not allowed"),
+        "{log}"
+    );
+
+    let allowing = Arcade::start(&[
+        "--listen",
+        "http://127.0.0.1:0",
+        "--allow-host",
+        "mcp.example",
+    ]);
+    runtime().block_on(async {
+        let raw = Raw::new(&allowing.url);
+        for (host, status) in [
+            ("mcp.example", 200),
+            ("mcp.example:443", 200),
+            ("evil.example", 403),
+        ] {
+            assert_eq!(
+                raw.post(&[("host", host)], initialize(1)).await.0,
+                status,
+                "{host}"
+            );
+        }
+    });
+}
+
+/// Sends a WebSocket upgrade naming `host` to the arcade at `ws://127.0.0.1:PORT`; returns
+/// the response's status line.
+fn upgrade_status(port: u16, host: &str) -> String {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        tcp,
+        "GET / HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n") && tcp.read(&mut byte).unwrap() == 1 {
+        head.push(byte[0]);
+    }
+    String::from_utf8_lossy(&head).trim().to_owned()
+}
+
+#[test]
+fn dns_rebinding_a_websocket_upgrade_naming_a_foreign_host_gets_403() {
+    let arcade = Arcade::start(&["--listen", "ws://127.0.0.1:0"]);
+    let port = port_of(&arcade.url);
+    let refused = upgrade_status(port, "evil.example");
+    assert!(refused.contains(" 403"), "{refused}");
+    let accepted = upgrade_status(port, &format!("localhost:{port}"));
+    assert!(accepted.contains(" 101"), "{accepted}");
+    let log = arcade.log();
+    assert!(
+        log.contains("refused a websocket: host `evil.example` is not allowed"),
+        "{log}"
+    );
+}
+
+#[test]
+fn allow_host_takes_host_or_host_port_only() {
+    let out = Command::new("timeout")
+        .args(["30", env!("CARGO_BIN_EXE_mcpl"), "arcade"])
+        .args([
+            "--listen",
+            "http://127.0.0.1:0",
+            "--allow-host",
+            "https://mcp.example",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("`--allow-host https://mcp.example`"), "{err}");
 }
 
 /// A fresh directory holding a CA (`ca.pem`) and a certificate for localhost and 127.0.0.1
