@@ -60,8 +60,7 @@ async fn pump_stderr<R: AsyncBufRead + Unpin>(
         splitter.push(chunk).into_iter().for_each(&mut send);
         err.consume(read);
     }
-    splitter.finish().into_iter().for_each(&mut send);
-    drop(send);
+    splitter.finish().into_iter().for_each(send);
     warn_dropped(&mut run);
 }
 
