@@ -274,7 +274,7 @@ impl BoundSite {
         };
         let known = match &self.hosts {
             Some(hosts) => hosts.iter().any(|h| h.eq_ignore_ascii_case(host)),
-            None => !host.is_empty() && !host.contains(['/', '@', '?', '#', ' ']),
+            None => split_host(host).is_some(),
         };
         known
             && AllowedOrigins::none()
@@ -423,6 +423,7 @@ mod tests {
         ));
         assert!(!s.permits(Some("inspect.example:8080"), Some("http://evil.example")));
         assert!(!s.permits(Some("a@b"), None));
+        assert!(!s.permits(Some("inspect.example:port"), None));
         assert!(!s.permits(None, None));
     }
 
