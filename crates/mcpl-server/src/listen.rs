@@ -6,8 +6,8 @@
 //!   principal, and a request naming it with other credentials gets 404 (logged).
 //! - **Origin.** A request or upgrade whose `Origin` is not allowed gets 403; requests without
 //!   one (programs, not pages) pass.
-//! - **Host.** On loopback, a request or upgrade whose `Host` is not a loopback name for the
-//!   listener's port, nor one the operator allowed, gets 403 (against DNS rebinding).
+//! - **Host.** On loopback, a request or upgrade whose `Host` is not a loopback name (nor one
+//!   the operator allowed) gets 403 (against DNS rebinding).
 //! - **Limits.** Connections (WebSocket connections or HTTP sessions) per principal and in
 //!   all; a handshake timeout for connections that never finish TLS, the upgrade or
 //!   `initialize`; HTTP sessions end when idle.
@@ -252,7 +252,7 @@ impl<A: App> Runtime<A> {
     }
 }
 
-/// The `Host` names `options` allow, narrowed to the address `listener` is bound at.
+/// The `Host` names `options` allow, for the address `listener` is bound at.
 fn bound_hosts(
     listener: &tokio::net::TcpListener,
     options: &ListenOptions,

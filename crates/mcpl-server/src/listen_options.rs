@@ -15,8 +15,8 @@ pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct ListenOptions {
     /// Browser origins allowed besides none (default: loopback origins only).
     pub origins: AllowedOrigins,
-    /// `Host` names allowed besides loopback ones (default: none). The listener narrows them
-    /// to its address ([`AllowedHosts::bound_at`]): on loopback a foreign `Host` gets 403.
+    /// `Host` names allowed besides loopback ones (default: none). The listener adds its
+    /// address ([`AllowedHosts::bound_at`]); on loopback a foreign `Host` gets 403.
     pub hosts: AllowedHosts,
     /// Serve `wss://` / `https://` with this certificate (default: plain).
     pub tls: Option<ServerTls>,

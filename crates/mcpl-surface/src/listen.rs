@@ -6,7 +6,7 @@
 //! token is required ([`ListenConfig::check`]); every request must carry it. A request with
 //! an `Origin` header is refused unless that origin is on loopback or names the address
 //! served (a web page must not drive a local surface), and on loopback a request whose `Host`
-//! is not a loopback name for the port served (DNS rebinding).
+//! is not a loopback name (DNS rebinding).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

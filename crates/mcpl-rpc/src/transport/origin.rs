@@ -84,17 +84,19 @@ impl AllowedOrigins {
 }
 
 /// The `Host` names a server accepts (against DNS rebinding): by default the loopback names
-/// `localhost`, `127.0.0.1` and `[::1]`, with or without a port, and the names the operator
-/// allowed. [`bound_at`](Self::bound_at) narrows the loopback names to the port the server is
-/// bound at, and off loopback, where the server cannot know its names, takes every name unless
-/// the operator listed some.
+/// `localhost`, `127.0.0.1` and `[::1]`, with any port or none, and the names the operator
+/// allowed. [`bound_at`](Self::bound_at) adds the address the server is bound at, and off
+/// loopback, where the server cannot know its names, takes every name unless the operator
+/// listed some.
+///
+/// The port of a loopback name is not checked: a browser's `Host` always carries the port it
+/// connected to, so a rebound page cannot send a loopback name at all, while a tunnel or relay
+/// in front (`ssh -L 9000:localhost:8080`) legitimately sends its own port.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowedHosts {
     any: bool,
-    /// Loopback names that pass (lowercase, without port).
+    /// Loopback names that pass, on any port (lowercase, without port).
     loopback: Vec<String>,
-    /// The port a loopback name must carry when it carries one; `None`: any.
-    port: Option<u16>,
     /// Names the operator allowed: `name` (any port, or none) or `name:port`.
     listed: Vec<String>,
 }
@@ -107,7 +109,6 @@ impl Default for AllowedHosts {
             loopback: ["localhost", "127.0.0.1", "[::1]"]
                 .map(str::to_owned)
                 .to_vec(),
-            port: None,
             listed: Vec::new(),
         }
     }
@@ -146,10 +147,10 @@ impl AllowedHosts {
         host == "*" || split_host(host).is_some()
     }
 
-    /// These rules for a server bound at `addr`. On loopback, a loopback name that carries a
-    /// port must carry `addr`'s. Off loopback (an unspecified address too) the server is
-    /// reached by names it cannot know: without listed names every name passes, with some
-    /// those, the loopback names and `addr` itself.
+    /// These rules for a server bound at `addr`. On loopback, `addr`'s own address passes too
+    /// (`127.0.0.5`). Off loopback (an unspecified address too) the server is reached by names
+    /// it cannot know: without listed names every name passes, with some those, the loopback
+    /// names and `addr` itself.
     pub fn bound_at(mut self, addr: std::net::SocketAddr) -> Self {
         if !addr.ip().is_loopback() {
             if self.listed.is_empty() {
@@ -159,7 +160,6 @@ impl AllowedHosts {
             }
             return self;
         }
-        self.port = Some(addr.port());
         let ip = match addr {
             std::net::SocketAddr::V4(v4) => v4.ip().to_string(),
             std::net::SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
@@ -179,12 +179,10 @@ impl AllowedHosts {
         let Some(host) = host.map(|h| h.trim().to_ascii_lowercase()) else {
             return false;
         };
-        let Some((name, port)) = split_host(&host) else {
+        let Some((name, _)) = split_host(&host) else {
             return false;
         };
-        let loopback = self.loopback.iter().any(|n| n == name)
-            && (port.is_none() || self.port.is_none() || port == self.port);
-        loopback
+        self.loopback.iter().any(|n| n == name)
             || self
                 .listed
                 .iter()
@@ -432,7 +430,7 @@ mod tests {
     }
 
     #[test]
-    fn dns_rebinding_a_loopback_server_takes_loopback_hosts_on_its_port_only() {
+    fn dns_rebinding_a_loopback_server_takes_loopback_hosts_only() {
         let hosts = hosts_at("127.0.0.1:8080");
         for host in [
             "localhost:8080",
@@ -443,14 +441,14 @@ mod tests {
             "[::1]:8080",
             "[::1]",
             " localhost:8080 ",
+            // A tunnel or relay in front sends its own port.
+            "localhost:9000",
         ] {
             assert!(hosts.permits(Some(host)), "{host}");
         }
         for host in [
             "evil.example",
             "evil.example:8080",
-            "localhost:8081",
-            "127.0.0.1:80",
             "localhost.evil.example:8080",
             "127.0.0.1.nip.io:8080",
             "127.0.0.2:8080",
@@ -470,12 +468,12 @@ mod tests {
     #[test]
     fn dns_rebinding_the_bound_loopback_address_itself_passes() {
         assert!(hosts_at("127.0.0.5:9").permits(Some("127.0.0.5:9")));
+        assert!(!hosts_at("127.0.0.1:9").permits(Some("127.0.0.5:9")));
         assert!(hosts_at("[::1]:9").permits(Some("[::1]:9")));
-        assert!(!hosts_at("[::1]:9").permits(Some("[::1]:10")));
     }
 
     #[test]
-    fn dns_rebinding_before_binding_loopback_names_pass_on_any_port() {
+    fn dns_rebinding_before_binding_loopback_names_pass() {
         let hosts = AllowedHosts::default();
         assert!(hosts.permits(Some("localhost:1")));
         assert!(hosts.permits(Some("[::1]:65535")));
