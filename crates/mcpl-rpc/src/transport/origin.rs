@@ -195,7 +195,7 @@ pub fn host_refusal(host: Option<&str>) -> String {
     match host {
         Some(host) => format!(
             "host `{}` is not allowed: against DNS rebinding, a server on loopback takes only \
-             loopback names and those its operator allowed (`--allow-host`)",
+             loopback names and those its operator allowed (`mcpl arcade --allow-host`)",
             mcpl_protocol::clip::clip(host)
         ),
         None => "a request without a Host header is not allowed".to_owned(),

@@ -69,8 +69,9 @@ pub struct HttpServerConfig {
     pub owner: Option<Owner>,
     /// Browser origins allowed (default: loopback origins; requests without `Origin` pass).
     pub origins: AllowedOrigins,
-    /// `Host` names allowed (default: loopback names on any port). A server that binds the
-    /// router sets it with [`AllowedHosts::bound_at`] its address.
+    /// `Host` names allowed (default: loopback names, any port). A server that binds the
+    /// router passes its address through [`AllowedHosts::bound_at`]: off loopback, every name
+    /// then passes unless some are listed.
     pub hosts: AllowedHosts,
     /// Sessions open at once, in all (default 10,000).
     pub max_sessions: usize,
