@@ -1,6 +1,6 @@
 //! [`InProcess`]: the server suite's way in to a server on the SDK running in this process.
 
-use mcpl_conformance::{BoxFuture, Connector};
+use mcpl_conformance::{BoxFuture, Connector, Unreachable};
 use mcpl_rpc::Transport;
 use mcpl_server::Principal;
 use mcpl_server::driver::{App, Runtime};
@@ -26,7 +26,7 @@ impl<A: App> InProcess<A> {
 }
 
 impl<A: App> Connector for InProcess<A> {
-    fn connect(&self) -> BoxFuture<'_, Result<Transport, String>> {
+    fn connect(&self) -> BoxFuture<'_, Result<Transport, Unreachable>> {
         Box::pin(async move {
             let (ours, theirs) = Transport::memory_pair();
             let connection = self.runtime.next_connection();

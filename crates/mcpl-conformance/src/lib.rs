@@ -68,5 +68,7 @@ pub use error::Error;
 pub use host::{host_rules, run_host_suite};
 pub use report::{CheckResult, Outcome, Report};
 pub use server::{run_server_suite, server_vectors};
-pub use target::{BoxFuture, Connector, HostLauncher, HostTarget, Options, ServerTarget};
+pub use target::{
+    BoxFuture, Connector, HostLauncher, HostTarget, Options, ServerTarget, Unreachable,
+};
 pub use transcript::{Direction, Entry, Transcript};

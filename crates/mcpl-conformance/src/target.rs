@@ -11,11 +11,30 @@ use std::time::Duration;
 /// A boxed future, for the connector traits.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Why a [`Connector`] could not open a connection or a [`HostLauncher`] could not start its
+/// host. The `Display` is the reason as the report shows it (an I/O error, a process that
+/// would not start, a refused handshake).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Unreachable {
+    /// Why, in words for the report.
+    pub reason: String,
+}
+
+impl Unreachable {
+    /// An `Unreachable` for any error or message.
+    pub fn new(reason: impl fmt::Display) -> Unreachable {
+        Unreachable {
+            reason: reason.to_string(),
+        }
+    }
+}
+
 /// Opens connections to a server under test from code: for tests and for embedding the suite
 /// in another program (a server SDK's own test suite, for example).
 pub trait Connector: Send + Sync {
     /// Opens a new connection to the server; `Err` says why it could not.
-    fn connect(&self) -> BoxFuture<'_, Result<Transport, String>>;
+    fn connect(&self) -> BoxFuture<'_, Result<Transport, Unreachable>>;
     /// Whether two connections opened by this connector act for the same principal (§5.6).
     /// Vectors 9, 14 and 32 need it and are not applicable without it (counted apart).
     fn shares_principal(&self) -> bool;
@@ -74,7 +93,7 @@ impl ServerTarget {
 /// stdio-like transport).
 pub trait HostLauncher: Send + Sync {
     /// Starts a host that connects to `server_url`.
-    fn launch(&self, server_url: String) -> BoxFuture<'_, Result<Transport, String>>;
+    fn launch(&self, server_url: String) -> BoxFuture<'_, Result<Transport, Unreachable>>;
     /// How the target is named in the report.
     fn describe(&self) -> String;
 }

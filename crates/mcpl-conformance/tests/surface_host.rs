@@ -1,7 +1,9 @@
 //! The host suite against the project's own host under test: the surface host
 //! (`mcpl-surface`), started in process and pointed at the suite's scripted server.
 
-use mcpl_conformance::{BoxFuture, HostLauncher, HostTarget, Options, Outcome, run_host_suite};
+use mcpl_conformance::{
+    BoxFuture, HostLauncher, HostTarget, Options, Outcome, Unreachable, run_host_suite,
+};
 use mcpl_rpc::Transport;
 use mcpl_surface::{ServerSpec, StandardConnector, Surface, SurfaceConfig};
 use std::sync::Arc;
@@ -10,15 +12,15 @@ use std::time::Duration;
 struct SurfaceLauncher;
 
 impl HostLauncher for SurfaceLauncher {
-    fn launch(&self, server_url: String) -> BoxFuture<'_, Result<Transport, String>> {
+    fn launch(&self, server_url: String) -> BoxFuture<'_, Result<Transport, Unreachable>> {
         Box::pin(async move {
-            let spec = ServerSpec::parse(&server_url).map_err(|e| e.to_string())?;
+            let spec = ServerSpec::parse(&server_url).map_err(Unreachable::new)?;
             let mut config = SurfaceConfig::new(vec![spec]);
             config.settle = Duration::from_secs(2);
             // A short request timeout, so v35 (a late toolsets/open result) runs quickly.
             config.timing.request_timeout = Duration::from_secs(2);
             let surface =
-                Surface::start(config, Arc::new(StandardConnector)).map_err(|e| e.to_string())?;
+                Surface::start(config, Arc::new(StandardConnector)).map_err(Unreachable::new)?;
             let (agent, ours) = Transport::memory_pair();
             tokio::spawn(async move {
                 let _ = surface.serve(ours).await;

@@ -35,6 +35,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::glob::glob;
+use crate::names::ToolsetName;
 use crate::presenter::render;
 
 /// The default `static_limit`: a plain server with more tools than this is grouped.
@@ -49,9 +50,9 @@ pub const SEPARATORS: [char; 4] = ['_', '.', '-', '/'];
 /// How a plain server's tools are grouped into host-side toolsets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grouping {
-    /// Explicit toolsets, in configuration order: a name (in the instance-name grammar) and
-    /// its globs (`*` matches any run of characters). Empty: grouping is automatic.
-    pub toolsets: Vec<(String, Vec<String>)>,
+    /// Explicit toolsets, in configuration order: a name and its globs (`*` matches any run
+    /// of characters). Empty: grouping is automatic.
+    pub toolsets: Vec<(ToolsetName, Vec<String>)>,
     /// Globs of tools that stay static whatever else matches them.
     pub statics: Vec<String>,
     /// Without explicit toolsets, a server listing more tools than this is grouped by prefix.
@@ -82,15 +83,15 @@ pub struct Rules {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Place {
     /// Every tool not static goes to the first toolset with a matching glob.
-    Explicit(Vec<(String, Vec<String>)>),
+    Explicit(Vec<(ToolsetName, Vec<String>)>),
     /// The server listed too few tools: every tool stays static.
     AllStatic,
     /// By name prefix of `depth` segments; `groups` maps a prefix to its toolset, `rest` is
     /// the toolset of every other tool.
     ByPrefix {
         depth: usize,
-        groups: BTreeMap<String, String>,
-        rest: String,
+        groups: BTreeMap<String, ToolsetName>,
+        rest: ToolsetName,
     },
 }
 
@@ -98,26 +99,22 @@ enum Place {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GroupingError {
-    /// A toolset name outside the RFC-014 name grammar.
-    #[error(transparent)]
-    BadName(#[from] mcpl_protocol::rfc014::NameError),
     /// The same toolset named twice.
     #[error("toolset \"{0}\" is named twice")]
-    Twice(String),
+    Twice(ToolsetName),
     /// A toolset without globs, or with an empty one.
     #[error("toolset \"{0}\" needs one non-empty glob or more")]
-    NoGlob(String),
+    NoGlob(ToolsetName),
     /// An empty `static` glob.
     #[error("a `static` glob is empty")]
     EmptyStatic,
 }
 
 impl Grouping {
-    /// Checks the configuration: toolset names in the grammar and unique, globs not empty.
+    /// Checks the configuration: toolset names unique, globs not empty.
     pub fn check(&self) -> Result<(), GroupingError> {
         let mut seen = std::collections::BTreeSet::new();
         for (name, globs) in &self.toolsets {
-            mcpl_protocol::rfc014::check_name("toolset", name)?;
             if !seen.insert(name) {
                 return Err(GroupingError::Twice(name.clone()));
             }
@@ -173,7 +170,7 @@ impl Grouping {
 
 impl Rules {
     /// The toolset a tool goes to, or `None` when it stays static.
-    pub fn place(&self, tool: &str) -> Option<String> {
+    pub fn place(&self, tool: &str) -> Option<ToolsetName> {
         if self.statics.iter().any(|g| glob(g, tool)) {
             return None;
         }
@@ -224,10 +221,9 @@ fn shared_prefixes(names: &[&str], depth: usize) -> BTreeMap<String, usize> {
 }
 
 /// A toolset name for free text (a name prefix or a server name); see the module doc.
-pub fn toolset_name(raw: &str) -> String {
-    let valid = mcpl_protocol::rfc014::check_name("toolset", raw).is_ok();
-    if valid {
-        return raw.to_owned();
+pub fn toolset_name(raw: &str) -> ToolsetName {
+    if let Ok(name) = ToolsetName::parse(raw) {
+        return name;
     }
     let clean: String = raw
         .chars()
@@ -243,7 +239,9 @@ pub fn toolset_name(raw: &str) -> String {
     let head = if clean.is_empty() { "tools" } else { clean };
     let digest = Sha256::digest(raw.as_bytes());
     let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{hash}", render::cut(head, MAX_TOOLSET_NAME - 9))
+    let mapped = format!("{}-{hash}", render::cut(head, MAX_TOOLSET_NAME - 9));
+    // Letters, digits, `_` and `-` only, starting with a letter or digit, 32 at most.
+    ToolsetName::parse(&mapped).expect("a mapped toolset name fits the grammar")
 }
 
 /// A host-side toolset's description, built from its tools': how many, their names, and the
@@ -287,6 +285,10 @@ pub fn description(tool: &Tool) -> Option<&str> {
 mod tests {
     use super::*;
 
+    fn ts(name: &str) -> ToolsetName {
+        ToolsetName::parse(name).unwrap()
+    }
+
     fn auto(limit: usize) -> Grouping {
         Grouping {
             static_limit: limit,
@@ -307,7 +309,10 @@ mod tests {
             "ping",
         ];
         let rules = auto(3).fix("box", &names);
-        let placed: Vec<Option<String>> = names.iter().map(|n| rules.place(n)).collect();
+        let placed: Vec<Option<String>> = names
+            .iter()
+            .map(|n| rules.place(n).map(String::from))
+            .collect();
         let want = [
             "git", "git", "fs", "fs", "fs", "web", "web", "box", // fs/list: prefix fs
         ];
@@ -347,8 +352,8 @@ mod tests {
     fn explicit_globs_first_match_wins_static_wins_over_all_unmatched_stays_static() {
         let g = Grouping {
             toolsets: vec![
-                ("files".into(), vec!["fs_*".into(), "*_file".into()]),
-                ("all".into(), vec!["*".into()]),
+                (ts("files"), vec!["fs_*".into(), "*_file".into()]),
+                (ts("all"), vec!["*".into()]),
             ],
             statics: vec!["fs_read".into()],
             ..Grouping::default()
@@ -360,25 +365,26 @@ mod tests {
         assert_eq!(rules.place("open_file").as_deref(), Some("files"));
         assert_eq!(rules.place("other").as_deref(), Some("all"));
         let only = Grouping {
-            toolsets: vec![("files".into(), vec!["fs_*".into()])],
+            toolsets: vec![(ts("files"), vec!["fs_*".into()])],
             ..Grouping::default()
         };
         assert_eq!(only.fix("s", &[]).place("other"), None);
     }
 
+    /// A configured toolset name is a [`ToolsetName`]: one outside the grammar is refused
+    /// where the configuration is read (`mcpl-surface`'s config), before a `Grouping` exists.
     #[test]
     fn bad_explicit_toolsets_are_refused_naming_the_problem() {
         for (sets, want) in [
-            (vec![("a b".to_owned(), vec!["*".to_owned()])], "a b"),
-            (vec![("x".to_owned(), vec![])], "glob"),
+            (vec![(ts("x"), vec![])], "glob"),
+            (vec![(ts("x"), vec![String::new()])], "glob"),
             (
                 vec![
-                    ("x".to_owned(), vec!["a".to_owned()]),
-                    ("x".to_owned(), vec!["b".to_owned()]),
+                    (ts("x"), vec!["a".to_owned()]),
+                    (ts("x"), vec!["b".to_owned()]),
                 ],
                 "twice",
             ),
-            (vec![("a".repeat(33), vec!["*".to_owned()])], "aaaa"),
         ] {
             let g = Grouping {
                 toolsets: sets,

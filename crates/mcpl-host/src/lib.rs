@@ -47,7 +47,12 @@
 //!   results are its window gets its news with its next answer, within the inline cap), and
 //!   shows each connection's reported state. The surface host (`mcpl-surface`) runs on it.
 //! - [`names`]: the typed ids: [`ServerName`] (the host's id for a backing server), and
-//!   [`ToolsetName`], [`InstanceName`] and [`Rev`] from `mcpl-protocol`.
+//!   [`ToolsetName`], [`InstanceName`] and [`Rev`] from `mcpl-protocol`. Every toolset and
+//!   instance name in a [`Snapshot`], a change, a [`Plan`] or the driver's status is one of
+//!   them. A name the server sends outside the grammar (§5.1) is not a name: the controller
+//!   skips the declaration, tool membership, open entry, ended record or hint entry carrying
+//!   it and applies the rest. A name the model sends outside it is refused by the presenter
+//!   ([`presenter::Refusal::BadToolsetName`], [`presenter::Refusal::BadInstanceName`]).
 //! - [`grouping`]: host-side toolsets for plain servers ([`Grouping`], fixed into rules at
 //!   a server's first list), their names and descriptions.
 //! - [`error`]: the crate's [`Error`] (caller misuse and transport failures only).

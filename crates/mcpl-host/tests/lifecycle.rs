@@ -54,7 +54,7 @@ fn h78_a_restart_under_another_id_or_without_hints_forgets_and_the_same_id_keeps
         .expect("open");
     p.run();
     let prev = p.host.snapshot().clone();
-    let key = ("game".to_owned(), Some("g1".to_owned()));
+    let key = open_key("game", Some("g1"));
     let mut other = config(&arcade());
     other.server = sn("renamed");
     let c = Controller::resume(other, p.now, Some(prev.clone()));

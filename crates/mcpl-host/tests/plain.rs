@@ -129,7 +129,7 @@ fn auto_open_plans_the_open_before_the_call() {
 #[test]
 fn list_changed_is_folded_in_without_changing_the_list_only_static_changes_count() {
     let g = Grouping {
-        toolsets: vec![("git".into(), vec!["git_*".into()])],
+        toolsets: vec![(open_key("git", None).0, vec!["git_*".into()])],
         ..Grouping::default()
     };
     let mut h = plain_host(vec![("box", box_server(), g)]);

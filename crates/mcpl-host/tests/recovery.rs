@@ -308,7 +308,7 @@ fn h30_a_policy_close_only_closes_what_this_host_opened() {
         .expect("open");
     a.run();
     b.run();
-    let key = ("game".to_owned(), Some("g1".to_owned()));
+    let key = open_key("game", Some("g1"));
     assert!(
         b.host.snapshot().open().contains_key(&key),
         "b did not see a's open"
@@ -387,7 +387,7 @@ fn s5_2_closing_an_instanced_toolset_must_name_the_instance() {
     );
     p.run();
     assert!(p.sent_methods().is_empty(), "{:?}", p.sent_methods());
-    let key = ("game".to_owned(), Some("g1".to_owned()));
+    let key = open_key("game", Some("g1"));
     assert!(p.host.snapshot().open().contains_key(&key));
 }
 
@@ -551,7 +551,7 @@ fn s6_an_instance_that_closes_tells_the_close_not_its_tools_going_invisible() {
     open_game(&mut p, "g1");
     p.server.borrow_mut().set_visible("play", Some("g1"), true);
     p.run();
-    assert!(p.host.snapshot().visible("play", Some("g1")));
+    assert!(p.host.snapshot().visible("play", Some(&inst("g1"))));
     p.clear();
     let key = ("game".to_owned(), Some("g1".to_owned()));
     p.server.borrow_mut().end(&key, "over");

@@ -6,11 +6,11 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use mcpl_host::Error;
 use mcpl_host::controller::{
     Carrier, ChangeItem, CloseRequest, Effect, OpenRequest, Outcome, Presence, RecoveryReason,
     Unconfirmed,
 };
+use mcpl_host::{Error, InstanceName};
 use mcpl_protocol::jsonrpc::{ErrorCode, RequestId};
 use serde_json::json;
 
@@ -177,7 +177,7 @@ fn h14_a_late_close_still_closes_and_a_late_open_still_records() {
         Some(&Outcome::Unconfirmed(Unconfirmed::Timeout))
     );
     p.release("toolsets/open");
-    let key = ("game".to_owned(), Some("g1".to_owned()));
+    let key = open_key("game", Some("g1"));
     assert!(
         p.host.snapshot().open().contains_key(&key),
         "a late open was not recorded"
@@ -392,14 +392,14 @@ fn h19_a_definition_replaces_only_description_schema_annotations() {
     p.server.borrow_mut().redefine("play", Some("g1"), def);
     p.run();
     let snap = p.host.snapshot();
-    let d = snap.definition("play", Some("g1")).expect("def");
+    let d = snap.definition("play", Some(&inst("g1"))).expect("def");
     assert_eq!(d.description, Some(json!("New.")));
     assert_eq!(d.input_schema["properties"]["move"]["enum"], json!(["A1"]));
     let listed = snap.tool("play").expect("listed");
     assert_eq!(listed.tool.name, "play");
     assert_eq!(listed.presence, Presence::Dynamic);
     assert_eq!(listed.toolset.as_deref(), Some("game"));
-    let other = snap.definition("play", Some("g2")).expect("def");
+    let other = snap.definition("play", Some(&inst("g2"))).expect("def");
     assert_eq!(
         other.description,
         Some(json!("Play a move. Only legal moves.")),
@@ -458,7 +458,7 @@ fn h21_a_statement_replaces_all_dynamic_state_and_an_early_one_resyncs() {
         snap.open().is_empty(),
         "an empty statement left an instance open"
     );
-    assert!(!snap.visible("play", Some("g1")));
+    assert!(!snap.visible("play", Some(&inst("g1"))));
     assert_eq!(
         snap.applied().get(),
         st_rev,
@@ -485,7 +485,7 @@ fn h22_a_statement_without_open_is_malformed_and_fails_the_recovery() {
         r.id,
         json!({"open": {}, "_meta": {"mcpl/hints": {"rev": 99}}}),
     ));
-    let key = ("game".to_owned(), Some("g1".to_owned()));
+    let key = open_key("game", Some("g1"));
     assert!(
         p.host.snapshot().open().contains_key(&key),
         "a malformed statement changed state"
@@ -546,7 +546,7 @@ fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
 }
 
 /// The `Visibility` items of `p`'s changes, as (tool, instance, visible).
-fn visibility(p: &Pair) -> Vec<(String, Option<String>, bool)> {
+fn visibility(p: &Pair) -> Vec<(String, Option<InstanceName>, bool)> {
     p.items()
         .iter()
         .filter_map(|i| match i {
@@ -565,7 +565,7 @@ fn visibility(p: &Pair) -> Vec<(String, Option<String>, bool)> {
 fn s6_a_change_to_a_titled_instance_names_no_retitle_when_the_title_stayed() {
     let mut p = Pair::new(arcade());
     open_game(&mut p, "g1");
-    let title = p.host.snapshot().open()[&("game".to_owned(), Some("g1".to_owned()))]
+    let title = p.host.snapshot().open()[&open_key("game", Some("g1"))]
         .title
         .clone();
     assert!(title.is_some(), "the fixture's instance has no title");
@@ -581,7 +581,7 @@ fn s6_a_change_to_a_titled_instance_names_no_retitle_when_the_title_stayed() {
     );
     assert_eq!(
         visibility(&p),
-        vec![("pass".to_owned(), Some("g1".to_owned()), false)]
+        vec![("pass".to_owned(), Some(inst("g1")), false)]
     );
     assert_eq!(items.len(), 1, "{items:?}");
 }
@@ -594,12 +594,12 @@ fn s6_an_instance_opened_by_hints_tells_only_its_visible_tools() {
         "toolsets": [{"toolset": "game", "instance": "g2", "state": "open", "title": "G2"}],
         "tools": [{"name": "play", "instance": "g2", "visible": true}]})));
     let snap = p.host.snapshot();
-    assert!(snap.visible("play", Some("g2")));
-    assert!(!snap.visible("pass", Some("g2")));
-    assert!(!snap.visible("board", Some("g2")));
+    assert!(snap.visible("play", Some(&inst("g2"))));
+    assert!(!snap.visible("pass", Some(&inst("g2"))));
+    assert!(!snap.visible("board", Some(&inst("g2"))));
     assert_eq!(
         visibility(&p),
-        vec![("play".to_owned(), Some("g2".to_owned()), true)],
+        vec![("play".to_owned(), Some(inst("g2")), true)],
         "a tool the instance opened without was told as visible"
     );
     assert!(p.items().iter().any(|i| matches!(
@@ -612,7 +612,7 @@ fn s6_an_instance_opened_by_hints_tells_only_its_visible_tools() {
 fn s6_a_close_and_reopen_in_one_message_tells_the_tools_it_hid() {
     let mut p = Pair::new(arcade());
     open_game(&mut p, "g1");
-    assert!(p.host.snapshot().visible("play", Some("g1")));
+    assert!(p.host.snapshot().visible("play", Some(&inst("g1"))));
     p.clear();
     // A rematch under the same instance name: the old instance ends, a fresh one opens, and
     // no tool of the fresh one has been made visible yet.
@@ -620,13 +620,10 @@ fn s6_a_close_and_reopen_in_one_message_tells_the_tools_it_hid() {
         {"toolset": "game", "instance": "g1", "state": "closed", "ended": "end-7"},
         {"toolset": "game", "instance": "g1", "state": "open", "title": "rematch"}]})));
     let snap = p.host.snapshot();
-    assert!(
-        snap.open()
-            .contains_key(&("game".to_owned(), Some("g1".to_owned())))
-    );
-    let g1 = Some("g1".to_owned());
+    assert!(snap.open().contains_key(&open_key("game", Some("g1"))));
+    let g1 = Some(inst("g1"));
     for t in ["board", "pass", "play"] {
-        assert!(!snap.visible(t, Some("g1")), "{t} stayed visible");
+        assert!(!snap.visible(t, Some(&inst("g1"))), "{t} stayed visible");
     }
     assert_eq!(
         visibility(&p),
@@ -828,7 +825,7 @@ fn s6_a_new_title_for_an_open_instance_is_told_as_a_retitle() {
     p.clear();
     p.feed(hints_note(json!({"rev": next(&p),
         "toolsets": [{"toolset": "game", "instance": "g1", "title": "Go, round two"}]})));
-    let key = ("game".to_owned(), Some("g1".to_owned()));
+    let key = open_key("game", Some("g1"));
     assert_eq!(
         p.host.snapshot().open()[&key].title.as_deref(),
         Some("Go, round two")

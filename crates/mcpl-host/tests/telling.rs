@@ -404,8 +404,8 @@ fn h52_a_detached_result_describes_in_full_and_marks_nothing() {
         carrier: Carrier::Hints,
         items: vec![ChangeItem::Visibility {
             tool: "play".into(),
-            toolset: Some("game".into()),
-            instance: Some("g1".into()),
+            toolset: Some(open_key("game", None).0),
+            instance: Some(inst("g1")),
             visible: true,
         }],
     };

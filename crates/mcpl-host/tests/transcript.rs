@@ -23,7 +23,7 @@ fn s9_go_example() {
     };
     p.host.open(p.now, req).expect("open");
     p.run();
-    assert!(p.host.snapshot().visible("play", Some("vs-bot")));
+    assert!(p.host.snapshot().visible("play", Some(&inst("vs-bot"))));
     // 3. A call whose result hides play and pass (rev 3); no push follows.
     p.server.borrow_mut().call_hints = Some(json!({"tools": [
         {"name": "play", "instance": "vs-bot", "visible": false},
@@ -38,13 +38,13 @@ fn s9_go_example() {
     };
     p.host.call(p.now, call).expect("call");
     p.run();
-    assert!(!p.host.snapshot().visible("play", Some("vs-bot")));
+    assert!(!p.host.snapshot().visible("play", Some(&inst("vs-bot"))));
     // 4. White plays: a push with rev 4 shows play again, applied on read.
     p.server
         .borrow_mut()
         .set_visible("play", Some("vs-bot"), true);
     p.run();
-    assert!(p.host.snapshot().visible("play", Some("vs-bot")));
+    assert!(p.host.snapshot().visible("play", Some(&inst("vs-bot"))));
     assert_eq!(p.host.snapshot().applied().get(), 4);
     // 7. Close: the instance closes with its ended record's id.
     p.host

@@ -95,7 +95,7 @@ impl HostModel {
 mod tests {
     use super::*;
     use mcpl_host::driver::{OpenStatus, ServerStatus};
-    use mcpl_host::{Rev, ServerName};
+    use mcpl_host::{InstanceName, Rev, ServerName, ToolsetName};
 
     fn status(rev: u64) -> HostStatus {
         HostStatus {
@@ -110,9 +110,9 @@ mod tests {
                 recovery: None,
                 listed_tools: 3,
                 open: vec![OpenStatus {
-                    toolset: "go".into(),
-                    instance: Some("<b>g1</b>".into()),
-                    title: None,
+                    toolset: ToolsetName::parse("go").unwrap(),
+                    instance: Some(InstanceName::parse("g1").unwrap()),
+                    title: Some("<b>G1</b>".into()),
                     visible: vec!["play".into()],
                 }],
                 ended: 0,
@@ -140,7 +140,9 @@ mod tests {
             (moves[1]["from"].as_u64(), moves[1]["to"].as_u64()),
             (Some(2), Some(5))
         );
-        // Server-written text travels as a JSON string; the page sets it as text only.
-        assert_eq!(s["servers"][0]["open"][0]["instance"], "<b>g1</b>");
+        // Server-written text travels as a JSON string; the page sets it as text only. Names
+        // are in the grammar (no markup can reach them); a title is free text.
+        assert_eq!(s["servers"][0]["open"][0]["instance"], "g1");
+        assert_eq!(s["servers"][0]["open"][0]["title"], "<b>G1</b>");
     }
 }

@@ -324,8 +324,10 @@ fn grouping(entry: &Map<String, Value>) -> Result<mcpl_host::Grouping, String> {
         None | Some(Value::Null) => {}
         Some(Value::Object(sets)) => {
             for (name, v) in sets {
+                let toolset =
+                    mcpl_host::ToolsetName::parse(name).map_err(|e| format!("`toolsets`: {e}"))?;
                 g.toolsets
-                    .push((name.clone(), globs(v, &format!("toolsets.{name}"))?));
+                    .push((toolset, globs(v, &format!("toolsets.{name}"))?));
             }
         }
         Some(_) => return Err("`toolsets` must be an object of glob arrays".to_owned()),
@@ -450,9 +452,12 @@ mod tests {
         assert_eq!(
             g.toolsets,
             vec![
-                ("zeta".to_owned(), vec!["z_*".to_owned()]),
                 (
-                    "alpha".to_owned(),
+                    mcpl_host::ToolsetName::parse("zeta").unwrap(),
+                    vec!["z_*".to_owned()]
+                ),
+                (
+                    mcpl_host::ToolsetName::parse("alpha").unwrap(),
                     vec!["a_*".to_owned(), "*.md".to_owned()]
                 ),
             ]
@@ -472,6 +477,7 @@ mod tests {
                 "`toolsets.a` must be an array",
             ),
             (r#""toolsets": {"bad name": ["x"]}"#, "bad name"),
+            (r#""toolsets": {"-x": ["x"]}"#, "-x"),
             (r#""toolsets": {"a": []}"#, "glob"),
             (r#""static": "x""#, "`static` must be an array"),
             (r#""autoOpen": "yes""#, "`autoOpen` must be true or false"),

@@ -16,8 +16,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mcpl_host::Presenter;
-use mcpl_host::ServerName;
 use mcpl_host::controller::{Presence, Snapshot};
+use mcpl_host::{ServerName, ToolsetName};
 use serde_json::{Value, json};
 
 /// One baseline's tally.
@@ -53,7 +53,7 @@ pub(crate) struct Meter {
     started: bool,
     pub(crate) plain: BaselineTally,
     pub(crate) groups: BaselineTally,
-    enabled: BTreeSet<(String, String)>,
+    enabled: BTreeSet<(ServerName, ToolsetName)>,
 }
 
 impl Meter {
@@ -90,12 +90,12 @@ impl Meter {
                 }
             }
             for ((toolset, instance), open) in snap.open() {
-                self.enabled.insert((server.to_string(), toolset.clone()));
+                self.enabled.insert(((*server).clone(), toolset.clone()));
                 for name in open.tools.keys() {
-                    if !snap.visible(name, instance.as_deref()) {
+                    if !snap.visible(name, instance.as_ref()) {
                         continue;
                     }
-                    let Some(def) = snap.definition(name, instance.as_deref()) else {
+                    let Some(def) = snap.definition(name, instance.as_ref()) else {
                         continue;
                     };
                     let scoped = match instance {
@@ -107,11 +107,11 @@ impl Meter {
                 }
             }
             for group in snap.groups_open() {
-                self.enabled.insert((server.to_string(), group.clone()));
+                self.enabled.insert(((*server).clone(), group.clone()));
             }
             for t in snap.tools() {
                 let Some(ts) = &t.toolset else { continue };
-                if self.enabled.contains(&(server.to_string(), ts.clone())) {
+                if self.enabled.contains(&((*server).clone(), ts.clone())) {
                     groups.push(
                         json!({"name": prefix(server, &format!("{ts}__{}", t.tool.name)),
                         "description": t.tool.description, "inputSchema": t.tool.input_schema}),

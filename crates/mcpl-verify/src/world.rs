@@ -20,12 +20,12 @@ use serde_json::{Value, json};
 use crate::app;
 
 /// A picture of the dynamic-tool state: per open key, the visible tools and their input
-/// schemas; the tools outside toolsets under the key `("", None)`, each with its listed
-/// presence and whether it is visible in place of a schema.
-pub type Picture = BTreeMap<OpenKey, BTreeMap<String, Option<Value>>>;
+/// schemas; the tools outside toolsets under the key `None`, each with its listed presence
+/// and whether it is visible in place of a schema.
+pub type Picture = BTreeMap<Option<OpenKey>, BTreeMap<String, Option<Value>>>;
 
-/// A toolset and, for instanced toolsets, the instance.
-pub type OpenKey = (String, Option<String>);
+/// A toolset and, for instanced toolsets, the instance (the host's key).
+pub use mcpl_host::controller::OpenKey;
 
 /// One host connection: its controller, its server session and the wire between them.
 pub struct Link {
@@ -307,11 +307,13 @@ impl World {
     fn check_call_visible(&mut self, i: usize, r: &Request) {
         let p = r.params.clone().unwrap_or_default();
         let tool = p["name"].as_str().unwrap_or_default().to_owned();
-        let instance = p["_meta"]["mcpl/instance"].as_str().map(str::to_owned);
+        let raw = p["_meta"]["mcpl/instance"].as_str();
+        // An instance outside the grammar can name nothing the picture holds.
+        let instance = raw.map(InstanceName::parse).transpose().ok();
         let snap = self.links[i].host.snapshot();
-        if !snap.visible(&tool, instance.as_deref()) {
+        if !instance.is_some_and(|inst| snap.visible(&tool, inst.as_ref())) {
             self.violations.push(Violation(format!(
-                "connection {i} sent tools/call {tool} {instance:?} while its picture held it invisible"
+                "connection {i} sent tools/call {tool} {raw:?} while its picture held it invisible"
             )));
         }
     }
@@ -614,8 +616,15 @@ impl World {
             .ended()
             .iter()
             .filter_map(|e| {
-                let key = (e.toolset.clone(), e.instance.clone());
-                e.reason.clone().map(|r| (r, key))
+                // The host keeps only ended records whose names fit the grammar.
+                let toolset = ToolsetName::parse(&e.toolset).ok()?;
+                let instance = e
+                    .instance
+                    .as_deref()
+                    .map(InstanceName::parse)
+                    .transpose()
+                    .ok()?;
+                e.reason.clone().map(|r| (r, (toolset, instance)))
             })
             .collect();
         (picture(link.host.snapshot()), held)
@@ -656,10 +665,10 @@ pub fn picture(snap: &Snapshot) -> Picture {
                     )
                 })
                 .collect();
-            (k.clone(), tools)
+            (Some(k.clone()), tools)
         })
         .collect();
-    pic.insert((String::new(), None), free);
+    pic.insert(None, free);
     pic
 }
 
@@ -678,8 +687,7 @@ pub fn brief(m: &Message) -> String {
 /// the host re-lists at a time it chooses: without a forced re-read the presence need not
 /// match, and a tool's visibility is compared once the host's list has its current presence.
 pub fn comparable(host: &mut Picture, truth: &mut Picture) {
-    let key = (String::new(), None);
-    let (Some(h), Some(t)) = (host.get_mut(&key), truth.get_mut(&key)) else {
+    let (Some(h), Some(t)) = (host.get_mut(&None), truth.get_mut(&None)) else {
         return;
     };
     let presence = |v: &Option<Value>| v.as_ref().map(|v| v["presence"].clone());

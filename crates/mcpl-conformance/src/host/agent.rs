@@ -1,7 +1,7 @@
 //! The suite as the agent: an MCP client of the host under test, calling its four meta-tools
 //! and keeping every text the host shows it (results and `notifications/message`).
 
-use crate::target::{HostTarget, Options};
+use crate::target::{HostTarget, Options, Unreachable};
 use crate::transcript::{Direction, Transcript};
 use crate::verdict::{Step, Verdict, fail};
 use mcpl_protocol::jsonrpc::{Message, Request, Response};
@@ -41,7 +41,9 @@ impl Agent {
         options: &Options,
         transcript: &Transcript,
     ) -> Step<Agent> {
-        let transport = launch(target, url).await.map_err(Verdict::Fail)?;
+        let transport = launch(target, url)
+            .await
+            .map_err(|e| Verdict::Fail(e.reason))?;
         let (peer, mut events) = Peer::start(transport, PeerConfig::default());
         let texts = Arc::new(Mutex::new(Vec::new()));
         let (t, x) = (transcript.clone(), texts.clone());
@@ -246,11 +248,11 @@ impl Agent {
 }
 
 /// Starts the host under test pointed at `url`.
-async fn launch(target: &HostTarget, url: &str) -> Result<Transport, String> {
+async fn launch(target: &HostTarget, url: &str) -> Result<Transport, Unreachable> {
     match target {
         HostTarget::Command(cmd) => {
             let Some((program, args)) = cmd.split_first() else {
-                return Err("empty host command".into());
+                return Err(Unreachable::new("empty host command"));
             };
             let mut args: Vec<String> = args.iter().map(|a| a.replace("{url}", url)).collect();
             if !cmd.iter().any(|a| a.contains("{url}")) {
@@ -259,7 +261,7 @@ async fn launch(target: &HostTarget, url: &str) -> Result<Transport, String> {
             let mut command = tokio::process::Command::new(program);
             command.args(&args).env("MCPL_CONFORMANCE_URL", url);
             Transport::child(command, StderrMode::Discard, Limits::default())
-                .map_err(|e| e.to_string())
+                .map_err(Unreachable::new)
         }
         HostTarget::Launcher(l) => l.launch(url.to_owned()).await,
     }

@@ -17,7 +17,7 @@ mod call;
 mod session;
 mod world;
 
-use crate::target::{BoxFuture, Connector};
+use crate::target::{BoxFuture, Connector, Unreachable};
 use mcpl_rpc::{Event, Peer, PeerConfig, Transport};
 use serde_json::json;
 use session::Session;
@@ -74,7 +74,7 @@ impl ReferenceServer {
 }
 
 impl Connector for ReferenceServer {
-    fn connect(&self) -> BoxFuture<'_, Result<Transport, String>> {
+    fn connect(&self) -> BoxFuture<'_, Result<Transport, Unreachable>> {
         let principal = self.shared.clone().unwrap_or_default();
         let faults = self.faults;
         Box::pin(async move {

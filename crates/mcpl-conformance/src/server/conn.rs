@@ -1,7 +1,7 @@
 //! The suite as a scripted host: one connection to the server under test, every message
 //! recorded, every hint batch's rev noted in read order.
 
-use crate::target::{Options, ServerTarget};
+use crate::target::{Options, ServerTarget, Unreachable};
 use crate::transcript::{Direction, Transcript};
 use crate::verdict::{Step, Verdict, ensure, fail};
 use crate::wire::{brief, result_hints, rev_of};
@@ -141,7 +141,7 @@ impl Conn {
         label: &str,
         profile: Profile,
     ) -> Step<Conn> {
-        let transport = connect(target).await.map_err(Verdict::Fail)?;
+        let transport = connect(target).await.map_err(|e| Verdict::Fail(e.reason))?;
         let config = PeerConfig {
             default_timeout: options.timeout,
             ..PeerConfig::default()
@@ -589,16 +589,16 @@ fn to_value(message: &Message) -> Value {
 }
 
 /// Opens a transport to the target.
-async fn connect(target: &ServerTarget) -> Result<Transport, String> {
+async fn connect(target: &ServerTarget) -> Result<Transport, Unreachable> {
     match target {
         ServerTarget::Command(cmd) => {
             let Some((program, args)) = cmd.split_first() else {
-                return Err("empty server command".into());
+                return Err(Unreachable::new("empty server command"));
             };
             let mut command = tokio::process::Command::new(program);
             command.args(args);
             Transport::child(command, StderrMode::Discard, Limits::default())
-                .map_err(|e| e.to_string())
+                .map_err(Unreachable::new)
         }
         ServerTarget::Url {
             url,
@@ -606,9 +606,9 @@ async fn connect(target: &ServerTarget) -> Result<Transport, String> {
             headers: extra,
         } => {
             if !url.starts_with("ws://") {
-                return Err(format!(
+                return Err(Unreachable::new(format!(
                     "`{url}`: only ws:// URLs are supported by this suite so far"
-                ));
+                )));
             }
             let bearer = token.as_ref().map(|t| format!("Bearer {t}"));
             let mut headers: Vec<(&str, &str)> = extra
@@ -620,7 +620,7 @@ async fn connect(target: &ServerTarget) -> Result<Transport, String> {
             }
             mcpl_rpc::transport::ws::connect(url, &headers, Limits::default())
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(Unreachable::new)
         }
         ServerTarget::Connector(c) => c.connect().await,
     }

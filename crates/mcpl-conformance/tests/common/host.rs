@@ -103,7 +103,10 @@ pub struct TestHost {
 }
 
 impl HostLauncher for TestHost {
-    fn launch(&self, server_url: String) -> BoxFuture<'_, Result<Transport, String>> {
+    fn launch(
+        &self,
+        server_url: String,
+    ) -> BoxFuture<'_, Result<Transport, mcpl_conformance::Unreachable>> {
         let faults = self.faults;
         Box::pin(async move {
             let (agent_side, ours) = Transport::memory_pair();

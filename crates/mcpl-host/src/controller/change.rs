@@ -6,6 +6,7 @@
 use mcpl_protocol::rfc014::SuggestEntry;
 
 use super::pending::Pending;
+use crate::names::{InstanceName, ToolsetName};
 
 /// The read position of the message a change arrived in. Changes are told in this order (H41).
 pub type ReadSeq = u64;
@@ -67,24 +68,28 @@ pub enum CloseCause {
 }
 
 /// One thing that changed.
+///
+/// Every toolset and instance name here is checked against the RFC-014 grammar (§5.1): the
+/// controller skips a server-sent entry whose name breaks it before anything is applied (see
+/// [`Snapshot`](super::Snapshot)), so a change never carries a name the host cannot use.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ChangeItem {
     /// A toolset (or one of its instances) is now open.
     Opened {
         /// The toolset.
-        toolset: String,
+        toolset: ToolsetName,
         /// The instance, for instanced toolsets.
-        instance: Option<String>,
+        instance: Option<InstanceName>,
         /// The title the server gave it (server-written text, §10).
         title: Option<String>,
     },
     /// A toolset (or one of its instances) closed.
     Closed {
         /// The toolset.
-        toolset: String,
+        toolset: ToolsetName,
         /// The instance, for instanced toolsets.
-        instance: Option<String>,
+        instance: Option<InstanceName>,
         /// Why it closed.
         cause: CloseCause,
         /// The server's reason, if it gave one (server-written text).
@@ -95,9 +100,9 @@ pub enum ChangeItem {
     /// An open instance or toolset was retitled.
     Retitled {
         /// The toolset.
-        toolset: String,
+        toolset: ToolsetName,
         /// The instance, for instanced toolsets.
-        instance: Option<String>,
+        instance: Option<InstanceName>,
         /// The new title.
         title: String,
     },
@@ -106,9 +111,9 @@ pub enum ChangeItem {
         /// The tool's listed name.
         tool: String,
         /// Its toolset, if any.
-        toolset: Option<String>,
+        toolset: Option<ToolsetName>,
         /// Its instance, for instanced toolsets.
-        instance: Option<String>,
+        instance: Option<InstanceName>,
         /// Visible now.
         visible: bool,
     },
@@ -117,16 +122,16 @@ pub enum ChangeItem {
         /// The tool's listed name.
         tool: String,
         /// Its instance, for per-instance definitions (§5.5).
-        instance: Option<String>,
+        instance: Option<InstanceName>,
     },
     /// An ended record reported by `toolsets/list` (§5.3); told once per id (H48).
     Ended {
         /// The record's id, unique for the principal.
         id: String,
         /// The toolset it ended.
-        toolset: String,
+        toolset: ToolsetName,
         /// The instance it ended, for instanced toolsets.
-        instance: Option<String>,
+        instance: Option<InstanceName>,
         /// The server's reason (server-written text).
         reason: Option<String>,
     },

@@ -103,15 +103,15 @@ impl Controller {
             } => {
                 if let Ok(result) = &outcome {
                     // §5.2: `instance` is always present for instanced toolsets.
-                    let inst = result
-                        .get("instance")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                        .or(instance);
+                    // A bad instance name in the result marks nothing opened here.
+                    let inst = match result.get("instance").and_then(Value::as_str) {
+                        Some(i) => super::names::instance(Some(i)),
+                        None => instance,
+                    };
                     self.hinted_result(now, seq, pending, late, result);
                     let key = (
                         toolset.clone(),
-                        self.snap.instance_key(&toolset, inst.as_deref()),
+                        self.snap.instance_key(&toolset, inst.as_ref()),
                     );
                     if self.snap.open.contains_key(&key) {
                         Arc::make_mut(&mut self.snap).opened_here.insert(key);

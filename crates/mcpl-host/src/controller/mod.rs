@@ -181,8 +181,8 @@ enum ReqKind {
     },
     Open {
         pending: Pending,
-        toolset: String,
-        instance: Option<String>,
+        toolset: ToolsetName,
+        instance: Option<InstanceName>,
     },
     Close {
         pending: Pending,
@@ -469,8 +469,8 @@ impl Controller {
         let pending = self.pending();
         let kind = ReqKind::Open {
             pending,
-            toolset: req.toolset.into(),
-            instance: req.instance.map(String::from),
+            toolset: req.toolset,
+            instance: req.instance,
         };
         self.request(now, methods::TOOLSETS_OPEN, Some(params), kind);
         Ok(pending)
@@ -503,10 +503,7 @@ impl Controller {
     /// a toolset or instance this host opened, on this connection or an earlier one to the
     /// same server (§5.2, H30). The agent should be told; the close's change is owed as usual.
     pub fn policy_close(&mut self, now: Instant, req: CloseRequest) -> Result<Pending, Error> {
-        let key = (
-            req.toolset.to_string(),
-            req.instance.as_ref().map(|i| i.to_string()),
-        );
+        let key = (req.toolset.clone(), req.instance.clone());
         if !self.snap.opened_here.contains(&key) {
             return Err(Error::NotOpenedHere {
                 toolset: req.toolset,

@@ -2,6 +2,10 @@
 //!
 //! The controller keeps its state in a `Snapshot` and hands out `&Snapshot`; the presenter
 //! clones what it needs. Nothing here changes state: the mutators live in `state.rs`.
+//!
+//! Toolset and instance names are typed ([`ToolsetName`], [`InstanceName`]): a name the
+//! server sent outside the RFC-014 grammar never gets in (the entry carrying it is skipped,
+//! see `controller/names.rs`), so every name here can be shown, keyed and sent back as it is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -10,7 +14,7 @@ use mcpl_protocol::mcp::Tool;
 pub use mcpl_protocol::rfc014::{EndedRecord, Presence};
 use serde_json::Value;
 
-use crate::names::{Rev, ServerName};
+use crate::names::{InstanceName, Rev, ServerName, ToolsetName};
 
 /// A tool as the latest applied `tools/list` stated it, after the operator's tool policy (H09).
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +24,7 @@ pub struct ListedTool {
     /// Presence from the latest list (H31); a tool with a toolset is dynamic (H10).
     pub presence: Presence,
     /// The toolset the tool belongs to, declared or not.
-    pub toolset: Option<String>,
+    pub toolset: Option<ToolsetName>,
     /// Coarse visibility from the list (`mcpl/visible`, default true).
     pub listed_visible: bool,
 }
@@ -85,8 +89,8 @@ pub struct Instance {
     pub tools: BTreeMap<String, Live>,
 }
 
-/// Key of an open toolset or instance.
-pub type OpenKey = (String, Option<String>);
+/// Key of an open toolset or instance: the toolset, and the instance for an instanced one.
+pub type OpenKey = (ToolsetName, Option<InstanceName>);
 
 /// What one controller knows about its server.
 #[derive(Debug, Clone)]
@@ -100,10 +104,10 @@ pub struct Snapshot {
     pub(crate) listed: bool,
     pub(crate) tools: Vec<ListedTool>,
     pub(crate) index: BTreeMap<String, usize>,
-    pub(crate) declared: BTreeMap<String, Declared>,
+    pub(crate) declared: BTreeMap<ToolsetName, Declared>,
     pub(crate) open: BTreeMap<OpenKey, Instance>,
     pub(crate) loose: BTreeMap<String, Live>,
-    pub(crate) groups_open: BTreeSet<String>,
+    pub(crate) groups_open: BTreeSet<ToolsetName>,
     pub(crate) ended: Vec<EndedRecord>,
     pub(crate) opened_here: BTreeSet<OpenKey>,
     pub(crate) statements: u64,
@@ -200,13 +204,13 @@ impl Snapshot {
         self.auto_open && self.host_grouped()
     }
     /// The toolsets the manifest declares.
-    pub fn declared(&self) -> &BTreeMap<String, Declared> {
+    pub fn declared(&self) -> &BTreeMap<ToolsetName, Declared> {
         &self.declared
     }
     /// Every toolset name: declared ones and those only named by tools (undeclared, §5.4).
-    pub fn toolset_names(&self) -> BTreeSet<&str> {
-        let mut names: BTreeSet<&str> = self.declared.keys().map(String::as_str).collect();
-        names.extend(self.tools.iter().filter_map(|t| t.toolset.as_deref()));
+    pub fn toolset_names(&self) -> BTreeSet<&ToolsetName> {
+        let mut names: BTreeSet<&ToolsetName> = self.declared.keys().collect();
+        names.extend(self.tools.iter().filter_map(|t| t.toolset.as_ref()));
         names
     }
     /// True when the toolset is not declared but named by a listed tool.
@@ -215,18 +219,18 @@ impl Snapshot {
             && self
                 .tools
                 .iter()
-                .any(|t| t.toolset.as_deref() == Some(toolset))
+                .any(|t| t.toolset.as_ref().is_some_and(|n| n == toolset))
     }
     /// Open toolsets and instances.
     pub fn open(&self) -> &BTreeMap<OpenKey, Instance> {
         &self.open
     }
     /// The open instances of one toolset (`None` for an open toolset without instances).
-    pub fn instances(&self, toolset: &str) -> Vec<Option<&str>> {
+    pub fn instances(&self, toolset: &str) -> Vec<Option<&InstanceName>> {
         self.open
             .keys()
             .filter(|(t, _)| t == toolset)
-            .map(|(_, i)| i.as_deref())
+            .map(|(_, i)| i.as_ref())
             .collect()
     }
     /// True when the toolset (or the host's undeclared group) is open, in any instance.
@@ -238,14 +242,15 @@ impl Snapshot {
         }
     }
     /// Undeclared groups the host has open (§5.4).
-    pub fn groups_open(&self) -> &BTreeSet<String> {
+    pub fn groups_open(&self) -> &BTreeSet<ToolsetName> {
         &self.groups_open
     }
     /// How many full statements were applied; a reader sees a new one when this grows.
     pub fn statements(&self) -> u64 {
         self.statements
     }
-    /// The ended records the last `toolsets/list` reported.
+    /// The ended records the last `toolsets/list` reported, less any whose toolset or
+    /// instance name breaks the grammar (skipped whole).
     pub fn ended(&self) -> &[EndedRecord] {
         &self.ended
     }
@@ -263,13 +268,13 @@ impl Snapshot {
     /// A tool of a declared toolset is visible only where its instance or toolset is open and
     /// the server stated it visible; an undeclared group's tool also needs the host to have the
     /// group open (§5.4).
-    pub fn visible(&self, tool: &str, instance: Option<&str>) -> bool {
+    pub fn visible(&self, tool: &str, instance: Option<&InstanceName>) -> bool {
         let Some(listed) = self.tool(tool) else {
             return false;
         };
-        match listed.toolset.as_deref() {
+        match &listed.toolset {
             Some(ts) if self.declared.contains_key(ts) => {
-                let key = (ts.to_owned(), self.instance_key(ts, instance));
+                let key = (ts.clone(), self.instance_key(ts, instance));
                 self.open
                     .get(&key)
                     .and_then(|i| i.tools.get(tool))
@@ -287,9 +292,13 @@ impl Snapshot {
     }
 
     /// The instance key a tool of `toolset` is stored under: the instance only when instanced.
-    pub(crate) fn instance_key(&self, toolset: &str, instance: Option<&str>) -> Option<String> {
+    pub(crate) fn instance_key(
+        &self,
+        toolset: &str,
+        instance: Option<&InstanceName>,
+    ) -> Option<InstanceName> {
         if self.instanced(toolset) {
-            instance.map(str::to_owned)
+            instance.cloned()
         } else {
             None
         }
@@ -297,11 +306,11 @@ impl Snapshot {
 
     /// The definition act checks a call against: the instance's own if it has one (§5.5),
     /// else a hint-set one, else the listed one.
-    pub fn definition(&self, tool: &str, instance: Option<&str>) -> Option<Definition> {
+    pub fn definition(&self, tool: &str, instance: Option<&InstanceName>) -> Option<Definition> {
         let listed = self.tool(tool)?;
-        let over = match listed.toolset.as_deref() {
+        let over = match &listed.toolset {
             Some(ts) if self.declared.contains_key(ts) => {
-                let key = (ts.to_owned(), self.instance_key(ts, instance));
+                let key = (ts.clone(), self.instance_key(ts, instance));
                 self.open
                     .get(&key)
                     .and_then(|i| i.tools.get(tool))

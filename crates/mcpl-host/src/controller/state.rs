@@ -16,12 +16,13 @@ use mcpl_protocol::rfc014::{
 use serde_json::Value;
 
 use super::change::{ChangeItem, CloseCause};
-use super::names::is_name;
+use super::names;
 use super::snapshot::{Declared, Definition, Instance, Live, OpenKey, Snapshot};
 use crate::config::ToolPolicy;
+use crate::names::{InstanceName, ToolsetName};
 
 /// A place a dynamic tool can be used: (tool, instance).
-type ViewKey = (String, Option<String>);
+type ViewKey = (String, Option<InstanceName>);
 
 /// The view of dynamic tools a change is computed from: per (tool, instance), whether it is
 /// visible and its effective definition as it was.
@@ -126,11 +127,11 @@ impl Snapshot {
                 let Ok(d) = serde_json::from_value::<ToolsetDecl>(decl.clone()) else {
                     continue;
                 };
-                if !is_name(name) {
+                let Some(name) = names::toolset(name) else {
                     continue;
-                }
+                };
                 declared.insert(
-                    name.clone(),
+                    name,
                     Declared {
                         title: Some(d.title.clone()),
                         summary: d.summary.clone(),
@@ -205,9 +206,9 @@ impl Snapshot {
             let Some(t) = self.tool(name).filter(|t| t.presence == Presence::Dynamic) else {
                 continue;
             };
-            match t.toolset.as_deref() {
+            match &t.toolset {
                 Some(ts) if self.declared.contains_key(ts) => {
-                    let Some(inst) = self.open.get(&(ts.to_owned(), instance.clone())) else {
+                    let Some(inst) = self.open.get(&(ts.clone(), instance.clone())) else {
                         continue;
                     };
                     let live = inst.tools.get(name);
@@ -311,7 +312,7 @@ impl Snapshot {
             let covered = self
                 .ended
                 .iter()
-                .any(|e| e.toolset == key.0 && e.instance == key.1);
+                .any(|e| e.toolset == *key.0 && e.instance.as_deref() == key.1.as_deref());
             let cause = if away && !covered && ended_id.is_none() {
                 CloseCause::EndedWhileAway
             } else {
@@ -428,7 +429,8 @@ impl Snapshot {
             let toolset = meta
                 .toolset
                 .clone()
-                .filter(|n| is_name(n))
+                .as_deref()
+                .and_then(names::toolset)
                 .filter(|_| self.hinted);
             // A plain server's tools go to the host's toolsets by the fixed rules.
             let host_set = match (&self.rules, self.hinted) {
@@ -536,24 +538,22 @@ impl Snapshot {
         let mut touched = Touched::default();
         let mut visits = 0;
         for entry in hints.toolsets.iter().flatten() {
-            let ts = entry.toolset.as_str();
-            let Some(decl) = self.declared.get(ts) else {
+            let Some((ts, decl)) = self.declared.get_key_value(entry.toolset.as_str()) else {
                 continue;
             };
-            let instance = entry.instance.as_deref().filter(|n| is_name(n));
+            let instance = names::instance(entry.instance.as_deref());
             if decl.instances != instance.is_some() {
                 continue;
             }
-            let instance = instance.map(str::to_owned);
             for t in self
                 .tools
                 .iter()
                 .inspect(|_| visits += 1)
-                .filter(|t| t.toolset.as_deref() == Some(ts))
+                .filter(|t| t.toolset.as_ref() == Some(ts))
             {
                 touched.view.insert((t.tool.name.clone(), instance.clone()));
             }
-            touched.open.insert((ts.to_owned(), instance));
+            touched.open.insert((ts.clone(), instance));
         }
         for entry in hints.tools.iter().flatten() {
             visits += 1;
@@ -562,8 +562,8 @@ impl Snapshot {
             };
             let instance = match listed.toolset.as_deref() {
                 Some(ts) if self.instanced(ts) => {
-                    match entry.instance.as_deref().filter(|n| is_name(n)) {
-                        Some(i) => Some(i.to_owned()),
+                    match names::instance(entry.instance.as_deref()) {
+                        Some(i) => Some(i),
                         None => continue,
                     }
                 }
@@ -580,18 +580,15 @@ impl Snapshot {
         entry: &ToolsetChange,
         reasons: &mut BTreeMap<OpenKey, (Option<String>, Option<String>)>,
     ) {
-        let ts = entry.toolset.as_str();
-        if !is_name(ts) {
-            return;
-        }
-        let Some(decl) = self.declared.get(ts) else {
+        // A name outside the grammar is declared by no one: the entry is skipped.
+        let Some((ts, decl)) = self.declared.get_key_value(entry.toolset.as_str()) else {
             return; // undeclared groups are the host's (§5.4)
         };
-        let instance = entry.instance.as_deref().filter(|n| is_name(n));
+        let instance = names::instance(entry.instance.as_deref());
         if decl.instances != instance.is_some() {
             return; // §5.5: instance iff instanced
         }
-        let key = (ts.to_owned(), instance.map(str::to_owned));
+        let key = (ts.clone(), instance);
         match entry.state {
             Some(ToolsetState::Closed) => {
                 self.open.remove(&key);
@@ -637,17 +634,14 @@ impl Snapshot {
                 input_schema: d.input_schema,
                 annotations: d.annotations,
             });
-        let target: &mut Live = match listed.toolset.as_deref() {
+        let target: &mut Live = match &listed.toolset {
             Some(ts) if self.declared.contains_key(ts) => {
                 let instanced = self.instanced(ts);
-                let instance = entry.instance.as_deref().filter(|n| is_name(n));
+                let instance = names::instance(entry.instance.as_deref());
                 if instanced && instance.is_none() {
                     return true; // §5.5: hosts ignore instanced entries without an instance
                 }
-                let key = (
-                    ts.to_owned(),
-                    instance.filter(|_| instanced).map(str::to_owned),
-                );
+                let key = (ts.clone(), instance.filter(|_| instanced));
                 let Some(inst) = self.open.get_mut(&key) else {
                     return true; // not open here: nothing to apply
                 };
@@ -696,18 +690,14 @@ impl Snapshot {
         let before_view = self.view();
         let mut open = BTreeMap::new();
         for entry in &result.open {
-            let ts = entry.toolset.as_str();
-            if !is_name(ts) {
-                continue;
-            }
-            let Some(decl) = self.declared.get(ts) else {
+            let Some((ts, decl)) = self.declared.get_key_value(entry.toolset.as_str()) else {
                 continue;
             };
-            let instance = entry.instance.as_deref().filter(|n| is_name(n));
+            let instance = names::instance(entry.instance.as_deref());
             if decl.instances != instance.is_some() {
                 continue;
             }
-            let key = (ts.to_owned(), instance.map(str::to_owned));
+            let key = (ts.clone(), instance);
             let keep_title = self.open.get(&key).and_then(|i| i.title.clone());
             open.insert(
                 key,
@@ -718,7 +708,30 @@ impl Snapshot {
                 },
             );
         }
-        self.ended = result.ended.clone().unwrap_or_default();
+        // An ended record naming a toolset or instance outside the grammar is skipped whole
+        // (its instance does not read as absent: that would end the wrong thing).
+        let mut ended = Vec::new();
+        let mut ended_items = Vec::new();
+        for e in result.ended.iter().flatten() {
+            let Some(toolset) = names::toolset(&e.toolset) else {
+                continue;
+            };
+            let instance = match e.instance.as_deref() {
+                None => None,
+                Some(i) => match InstanceName::parse(i) {
+                    Ok(i) => Some(i),
+                    Err(_) => continue,
+                },
+            };
+            ended_items.push(ChangeItem::Ended {
+                id: e.id.clone(),
+                toolset,
+                instance,
+                reason: e.reason.clone(),
+            });
+            ended.push(e.clone());
+        }
+        self.ended = ended;
         // Replace all dynamic state: a dynamic tool not stated visible is invisible.
         self.open = open;
         let dynamic: BTreeSet<String> = self
@@ -750,39 +763,32 @@ impl Snapshot {
         self.ready = true;
         self.statements += 1;
         out.items = self.diff(&before_open, &before_view, &BTreeMap::new(), away, None);
-        for e in &self.ended {
-            out.items.push(ChangeItem::Ended {
-                id: e.id.clone(),
-                toolset: e.toolset.clone(),
-                instance: e.instance.clone(),
-                reason: e.reason.clone(),
-            });
-        }
+        out.items.extend(ended_items);
         self.version += 1;
         out
     }
 
     /// Opens or closes an undeclared group on the host side (§5.4); the change it made.
-    pub(crate) fn set_group(&mut self, group: &str, open: bool) -> Vec<ChangeItem> {
+    pub(crate) fn set_group(&mut self, group: &ToolsetName, open: bool) -> Vec<ChangeItem> {
         let before_view = self.view();
         let was = self.groups_open.contains(group);
         if was == open {
             return Vec::new();
         }
         if open {
-            self.groups_open.insert(group.to_owned());
+            self.groups_open.insert(group.clone());
         } else {
             self.groups_open.remove(group);
         }
         let mut items = vec![if open {
             ChangeItem::Opened {
-                toolset: group.to_owned(),
+                toolset: group.clone(),
                 instance: None,
                 title: None,
             }
         } else {
             ChangeItem::Closed {
-                toolset: group.to_owned(),
+                toolset: group.clone(),
                 instance: None,
                 cause: CloseCause::Host,
                 reason: None,
@@ -886,6 +892,93 @@ mod tests {
         }
     }
 
+    /// §5.1, the host's rule for names off the wire: a toolset or instance name that breaks
+    /// the grammar is not a name. The declaration, tool membership, open entry, ended record or
+    /// hint entry carrying it is skipped whole, the rest of the message applies, and nothing
+    /// in the snapshot or its changes holds the bad name.
+    #[test]
+    fn s5_1_a_server_sent_name_outside_the_grammar_is_skipped_whole() {
+        let policy = ToolPolicy::default();
+        let mut snap = Snapshot::empty(ServerName::sanitized("arcade"), "p".into());
+        snap.hinted = true;
+        let manifest = json!({"toolsets": {
+            "go": {"title": "Go", "instances": true},
+            "bad name": {"title": "Bad"}}});
+        snap.set_declared(Some(&manifest));
+        let names = |snap: &Snapshot| -> Vec<String> {
+            snap.toolset_names().iter().map(|n| n.to_string()).collect()
+        };
+        assert_eq!(names(&snap), ["go"]);
+        let tools = [
+            json!({"name": "play", "_meta": {"mcpl/toolset": "go", "mcpl/visible": false}}),
+            json!({"name": "odd", "_meta": {"mcpl/toolset": "no/such", "mcpl/presence": "dynamic"}}),
+        ]
+        .map(|t| Tool::from_value(t).unwrap());
+        snap.apply_list(tools.to_vec(), 0, &policy, None);
+        assert_eq!(snap.tool("odd").map(|t| t.toolset.clone()), Some(None));
+        assert_eq!(
+            snap.tool("odd").map(|t| t.presence),
+            Some(Presence::Dynamic)
+        );
+        assert_eq!(names(&snap), ["go"]);
+
+        let statement: ListResult = serde_json::from_value(json!({
+            "open": [
+                {"toolset": "go", "instance": "g1"},
+                {"toolset": "go", "instance": "g 2"},
+                {"toolset": "bad name"}],
+            "ended": [
+                {"id": "e1", "toolset": "go", "instance": "g0", "reason": "over"},
+                {"id": "e2", "toolset": "go", "instance": "g 9", "reason": "over"},
+                {"id": "e3", "toolset": "bad name", "reason": "over"}],
+            "_meta": {"mcpl/hints": {"rev": 1, "tools": []}}}))
+        .unwrap();
+        let out = snap.apply_statement(1, &statement, &policy, false);
+        let g = |n: &str| InstanceName::parse(n).unwrap();
+        let go = ToolsetName::parse("go").unwrap();
+        assert_eq!(
+            snap.open().keys().cloned().collect::<Vec<_>>(),
+            [(go.clone(), Some(g("g1")))]
+        );
+        let ended: Vec<&str> = snap.ended().iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ended, ["e1"]);
+        let told: Vec<&ChangeItem> = out
+            .items
+            .iter()
+            .filter(|i| matches!(i, ChangeItem::Ended { .. }))
+            .collect();
+        assert_eq!(
+            told,
+            [&ChangeItem::Ended {
+                id: "e1".into(),
+                toolset: go.clone(),
+                instance: Some(g("g0")),
+                reason: Some("over".into()),
+            }]
+        );
+
+        // One hint entry with a bad instance is skipped; its neighbour applies.
+        let hints = HintChanges::from_value(json!({"rev": 2,
+            "toolsets": [
+                {"toolset": "go", "instance": "g 3", "state": "open"},
+                {"toolset": "go", "instance": "g3", "state": "open"}],
+            "tools": [{"name": "play", "instance": "g 3", "visible": true}]}))
+        .unwrap();
+        let out = snap.apply_hints(2, hints, &policy);
+        assert_eq!(
+            snap.open().keys().cloned().collect::<Vec<_>>(),
+            [(go.clone(), Some(g("g1"))), (go.clone(), Some(g("g3")))]
+        );
+        assert_eq!(
+            out.items,
+            [ChangeItem::Opened {
+                toolset: go,
+                instance: Some(g("g3")),
+                title: None,
+            }]
+        );
+    }
+
     /// The scoped change tells what a whole-view diff tells: a redefinition with the same
     /// schema again is no change, and an instance not named keeps its definition.
     #[test]
@@ -900,7 +993,8 @@ mod tests {
             &ToolPolicy::default(),
         );
         assert_eq!(out.items, Vec::new());
-        let other = snap.definition("play", Some("g2")).expect("a definition");
+        let g2 = InstanceName::parse("g2").unwrap();
+        let other = snap.definition("play", Some(&g2)).expect("a definition");
         assert_eq!(
             other.input_schema["properties"]["move"]["enum"],
             json!(["A2"])

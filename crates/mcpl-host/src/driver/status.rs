@@ -4,7 +4,7 @@
 //! presenter and controllers that answer the model; reading it changes nothing.
 
 use crate::controller::RecoveryStatus;
-use crate::names::{Rev, ServerName};
+use crate::names::{InstanceName, Rev, ServerName, ToolsetName};
 use crate::presenter::{AgentId, LinkState, Waiting};
 
 /// What the host is doing now ([`Host::status`](super::Host::status)).
@@ -53,9 +53,9 @@ pub struct ServerStatus {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenStatus {
     /// The toolset.
-    pub toolset: String,
+    pub toolset: ToolsetName,
     /// The instance, for an instanced toolset.
-    pub instance: Option<String>,
+    pub instance: Option<InstanceName>,
     /// The server's title for it (server-written text).
     pub title: Option<String>,
     /// Its tools usable now.

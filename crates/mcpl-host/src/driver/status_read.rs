@@ -23,16 +23,15 @@ impl Task {
                 let mut open = Vec::new();
                 if let Some(s) = snap {
                     for ((toolset, instance), inst) in s.open() {
-                        let instance = instance.as_ref().map(ToString::to_string);
                         let visible = inst
                             .tools
                             .keys()
-                            .filter(|t| s.visible(t, instance.as_deref()))
+                            .filter(|t| s.visible(t, instance.as_ref()))
                             .map(ToString::to_string)
                             .collect();
                         open.push(OpenStatus {
-                            toolset: toolset.to_string(),
-                            instance,
+                            toolset: toolset.clone(),
+                            instance: instance.clone(),
                             title: inst.title.clone(),
                             visible,
                         });
@@ -41,12 +40,12 @@ impl Task {
                         let visible = s
                             .tools()
                             .iter()
-                            .filter(|t| t.toolset.as_deref() == Some(group.as_str()))
+                            .filter(|t| t.toolset.as_ref() == Some(group))
                             .filter(|t| s.visible(&t.tool.name, None))
                             .map(|t| t.tool.name.clone())
                             .collect();
                         open.push(OpenStatus {
-                            toolset: group.to_string(),
+                            toolset: group.clone(),
                             instance: None,
                             title: None,
                             visible,

@@ -5,13 +5,15 @@ use mcpl_protocol::rfc014::Presence;
 use serde_json::Value;
 
 use super::agent::AgentId;
+use super::link_state::LinkState;
 use super::meta::{LookQuery, Plan};
+use super::meta_tools::{META_ACT, META_LOOK};
 use super::notice::{quote, quote_content, shown_key, title};
 use super::render::{self, first_sentence};
+use super::state::Presenter;
 use super::window::WindowItem;
-use super::{LinkState, META_ACT, META_LOOK, Presenter};
 use crate::controller::{Outcome, Snapshot};
-use crate::names::{ServerName, ToolsetName};
+use crate::names::ServerName;
 
 impl Presenter {
     /// The text answering the model for a plan's outcome. `sent` is `Err` when the
@@ -167,7 +169,7 @@ impl Presenter {
                 None => lines.push(format!("server `{id}`:")),
             }
             for ts in snap.toolset_names() {
-                if query.toolset.as_deref().is_some_and(|q| q != ts) {
+                if query.toolset.as_ref().is_some_and(|q| q != ts) {
                     continue;
                 }
                 let mut line = format!("- toolset `{ts}`");
@@ -182,7 +184,7 @@ impl Presenter {
                     crate::grouping::summary(
                         snap.tools()
                             .iter()
-                            .filter(|t| t.toolset.as_deref() == Some(ts))
+                            .filter(|t| t.toolset.as_ref() == Some(ts))
                             .map(|t| &t.tool),
                     )
                 });
@@ -209,7 +211,7 @@ impl Presenter {
                     for t in snap
                         .tools()
                         .iter()
-                        .filter(|t| t.toolset.as_deref() == Some(ts))
+                        .filter(|t| t.toolset.as_ref() == Some(ts))
                     {
                         if !snap.visible(&t.tool.name, key) {
                             continue;
@@ -306,13 +308,13 @@ impl Presenter {
         ));
         if self.actable(id, tool) {
             // H63: exactly the definition act would check, found by act's own lookup.
-            let inst = match listed.toolset.as_deref().map(ToolsetName::parse) {
-                Some(Ok(ts)) if snap.instanced(&ts) => self
-                    .pick_instance(snap, &ts, instance.map(str::to_owned))
+            let inst = match &listed.toolset {
+                Some(ts) if snap.instanced(ts) => self
+                    .pick_instance(snap, ts, instance.map(str::to_owned))
                     .ok(),
                 _ => None,
             };
-            if let Some(def) = snap.definition(tool, inst.as_deref()) {
+            if let Some(def) = snap.definition(tool, inst.as_ref()) {
                 let place = inst
                     .as_ref()
                     .map(|i| format!(" (instance `{i}`)"))
@@ -321,7 +323,7 @@ impl Presenter {
                     "{META_ACT} checks against{place}: {}",
                     render::json(&def.input_schema)
                 ));
-                shown.extend(shown_key(id, snap, tool, inst.as_deref()));
+                shown.extend(shown_key(id, snap, tool, inst.as_ref()));
             }
         }
         lines

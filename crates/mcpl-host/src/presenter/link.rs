@@ -3,9 +3,9 @@
 
 use crate::names::ServerName;
 
-use super::Presenter;
 use super::link_state::LinkState;
 use super::queue::Body;
+use super::state::Presenter;
 
 impl Presenter {
     /// Records where a server's connection stands. Losing a live connection and getting it

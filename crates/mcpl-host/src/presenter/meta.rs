@@ -4,10 +4,10 @@
 use mcpl_protocol::rfc014::Presence;
 use serde_json::{Map, Value};
 
-use super::Presenter;
 use super::check::{ArgCheck, check_args};
 use super::meta_tools::{META_ACT, META_CLOSE, META_LOOK, META_OPEN};
 use super::refusal::{Refusal, Wanted, list};
+use super::state::Presenter;
 use super::trace::RefusedCall;
 use crate::controller::{CallRequest, CloseRequest, OpenRequest, Snapshot};
 use crate::names::{InstanceName, ServerName, ToolsetName};
@@ -96,10 +96,12 @@ impl Plan {
 pub struct LookQuery {
     /// Only this server.
     pub server: Option<ServerName>,
-    /// Only this toolset.
-    pub toolset: Option<String>,
-    /// Only this instance.
-    pub instance: Option<String>,
+    /// Only this toolset. A name outside the grammar is refused before look reads anything
+    /// ([`Refusal::BadToolsetName`]).
+    pub toolset: Option<ToolsetName>,
+    /// Only this instance (of the tool asked about); a name outside the grammar is refused
+    /// ([`Refusal::BadInstanceName`]).
+    pub instance: Option<InstanceName>,
     /// One tool.
     pub tool: Option<String>,
     /// Search words: rank every server's toolsets and tools by them instead.
@@ -130,6 +132,13 @@ fn object(args: &Value) -> Result<Map<String, Value>, Refusal> {
 /// names that fit the grammar, so a name outside it is on no server.
 fn toolset_name(raw: &str) -> Result<ToolsetName, Refusal> {
     ToolsetName::parse(raw).map_err(|_| Refusal::BadToolsetName {
+        name: raw.to_owned(),
+    })
+}
+
+/// A model-sent instance name, or the refusal that names the grammar.
+fn instance_name(raw: &str) -> Result<InstanceName, Refusal> {
+    InstanceName::parse(raw).map_err(|_| Refusal::BadInstanceName {
         name: raw.to_owned(),
     })
 }
@@ -169,7 +178,11 @@ impl Presenter {
         let Some(s) = self.snapshot(server) else {
             return String::new();
         };
-        let toolsets: Vec<String> = s.toolset_names().into_iter().map(str::to_owned).collect();
+        let toolsets: Vec<String> = s
+            .toolset_names()
+            .into_iter()
+            .map(|n| n.to_string())
+            .collect();
         let tools: Vec<String> = s
             .tools()
             .iter()
@@ -253,6 +266,9 @@ impl Presenter {
         let query = selector(&args, "query")?.map(str::to_owned);
         match tool {
             META_LOOK => {
+                // Names are checked before any state is read (H56).
+                let toolset = toolset.as_deref().map(toolset_name).transpose()?;
+                let instance = instance.as_deref().map(instance_name).transpose()?;
                 let server = match server {
                     Some(s) => Some(self.known_server(&s).ok_or_else(|| {
                         let mut known: Vec<ServerName> =
@@ -288,7 +304,7 @@ impl Presenter {
                 let wanted = Wanted::Toolset(ts.clone());
                 let srv = self.pick(server.as_deref(), wanted, |s| {
                     self.snapshot(s)
-                        .is_some_and(|n| n.toolset_names().contains(ts.as_str()))
+                        .is_some_and(|n| n.toolset_names().contains(&ts))
                 })?;
                 let snap = self.snapshot(&srv).ok_or(Refusal::ServerGone)?;
                 if tool == META_OPEN {
@@ -331,9 +347,7 @@ impl Presenter {
         }
         let instance = if decl.instances {
             match instance {
-                Some(i) => Some(
-                    InstanceName::parse(&i).map_err(|_| Refusal::BadInstanceName { name: i })?,
-                ),
+                Some(i) => Some(instance_name(&i)?),
                 // H59: always propose a name, so a retry adopts instead of duplicating.
                 None => Some(propose(&ts, &snap.instances(&ts))),
             }
@@ -385,13 +399,7 @@ impl Presenter {
         ts: &ToolsetName,
         instance: Option<String>,
     ) -> Result<InstanceName, Refusal> {
-        // The snapshot keeps only instance names that fit the grammar (H07), so each parses.
-        let open: Vec<InstanceName> = snap
-            .instances(ts)
-            .into_iter()
-            .flatten()
-            .filter_map(|i| InstanceName::parse(i).ok())
-            .collect();
+        let open: Vec<InstanceName> = snap.instances(ts).into_iter().flatten().cloned().collect();
         match instance {
             Some(i) => match open.iter().find(|o| o.as_str() == i) {
                 Some(found) => Ok(found.clone()),
@@ -456,11 +464,7 @@ impl Presenter {
         let listed = snap
             .tool(&name)
             .ok_or_else(|| Refusal::NoTool { tool: name.clone() })?;
-        // The snapshot keeps only toolset names that fit the grammar, so each parses.
-        let toolset = match listed.toolset.as_deref() {
-            Some(ts) => Some(toolset_name(ts)?),
-            None => None,
-        };
+        let toolset = listed.toolset.clone();
         let (inst, place) = match toolset.as_ref() {
             Some(ts) if snap.instanced(ts) => {
                 let i = self.pick_instance(snap, ts, instance)?;
@@ -480,12 +484,12 @@ impl Presenter {
             }
             None => (None, format!("`{srv}`")),
         };
-        if !snap.visible(&name, inst.as_deref()) {
+        if !snap.visible(&name, inst.as_ref()) {
             return Err(Refusal::NotAvailable { tool: name, place });
         }
         if self.cfg.check_args {
             let def = snap
-                .definition(&name, inst.as_deref())
+                .definition(&name, inst.as_ref())
                 .ok_or(Refusal::NoDefinition)?;
             if let ArgCheck::Invalid(problems) = check_args(&def.input_schema, &args) {
                 return Err(Refusal::BadArguments {
@@ -601,11 +605,11 @@ fn unreachable_plan() -> Plan {
 }
 
 /// H59: `{toolset}-{k}` with the smallest k not open, cut to the name grammar's length.
-fn propose(ts: &ToolsetName, open: &[Option<&str>]) -> InstanceName {
+fn propose(ts: &ToolsetName, open: &[Option<&InstanceName>]) -> InstanceName {
     let head: String = ts.chars().take(24).collect();
     let name = (1..)
         .map(|k| format!("{head}-{k}"))
-        .find(|n| !open.contains(&Some(n.as_str())))
+        .find(|n| !open.iter().flatten().any(|o| o.as_str() == n))
         .unwrap_or_else(|| head.clone());
     // A toolset name of at most 24 characters, `-` and a number stays in the grammar.
     InstanceName::try_from(name)
@@ -615,6 +619,7 @@ fn propose(ts: &ToolsetName, open: &[Option<&str>]) -> InstanceName {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::presenter::PresenterConfig;
 
     #[test]
     fn a_toolset_the_model_names_is_parsed_at_the_edge() {
@@ -631,10 +636,41 @@ mod tests {
         );
     }
 
+    /// H56 with the name rule: look takes typed names, so a toolset or instance outside the
+    /// grammar is refused by name before any state is read (an empty presenter proves it:
+    /// nothing is looked up), and a good one reaches the query typed.
+    #[test]
+    fn h56_look_refuses_a_toolset_or_instance_outside_the_grammar() {
+        let p = Presenter::new(PresenterConfig::default());
+        let refusal = p
+            .plan(META_LOOK, &serde_json::json!({"toolset": "a b"}))
+            .unwrap_err();
+        assert!(matches!(&refusal, Refusal::BadToolsetName { name } if name == "a b"));
+        let refusal = p
+            .plan(
+                META_LOOK,
+                &serde_json::json!({"tool": "play", "instance": "-g1", "server": "nowhere"}),
+            )
+            .unwrap_err();
+        assert!(matches!(&refusal, Refusal::BadInstanceName { name } if name == "-g1"));
+        let plan = p
+            .plan(
+                META_LOOK,
+                &serde_json::json!({"toolset": "go", "instance": "g1"}),
+            )
+            .unwrap();
+        let Plan::Look { query, .. } = plan else {
+            panic!("look plans a look: {plan:?}");
+        };
+        assert_eq!(query.toolset, Some(ToolsetName::parse("go").unwrap()));
+        assert_eq!(query.instance, Some(InstanceName::parse("g1").unwrap()));
+    }
+
     #[test]
     fn h59_a_proposed_instance_name_fits_the_grammar() {
         let ts = ToolsetName::parse(&"t".repeat(32)).unwrap();
-        let name = propose(&ts, &[Some(&format!("{}-1", "t".repeat(24)))]);
+        let first = InstanceName::parse(&format!("{}-1", "t".repeat(24))).unwrap();
+        let name = propose(&ts, &[Some(&first)]);
         assert_eq!(name.as_str(), format!("{}-2", "t".repeat(24)));
         assert!(InstanceName::parse(name.as_str()).is_ok());
     }

@@ -1,7 +1,7 @@
 //! Rendering changes as notice text for one agent: attributed server text (H54), ended
 //! records told once (H48), first sentences owed per agent (H50), bounded length (H73).
 
-use crate::names::ServerName;
+use crate::names::{InstanceName, ServerName, ToolsetName};
 use std::collections::BTreeSet;
 
 use mcpl_protocol::rfc014::SuggestAction;
@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::queue::{Agent, Body, MAX_NOTICE, Marks, ShownKey};
 use super::render::{self, cut, first_sentence};
-use super::{Presenter, ServerEntry};
+use super::state::{Presenter, ServerEntry};
 use crate::controller::{Change, ChangeItem, CloseCause};
 
 /// The longest server-written string quoted in a notice, in bytes (§10: hosts may cap it).
@@ -57,7 +57,7 @@ pub(super) fn shown_key(
     server: &ServerName,
     snap: &crate::controller::Snapshot,
     tool: &str,
-    instance: Option<&str>,
+    instance: Option<&InstanceName>,
 ) -> Option<ShownKey> {
     let d = snap.definition(tool, instance)?;
     let v = json!({"description": d.description, "inputSchema": d.input_schema, "annotations": d.annotations});
@@ -134,7 +134,10 @@ pub(super) fn render_body(
                 p.model_name(server, tool)
             )
         } else {
-            format!("- `{tool}` moved: reach it through {}", super::META_ACT)
+            format!(
+                "- `{tool}` moved: reach it through {}",
+                super::meta_tools::META_ACT
+            )
         }),
     }
     lines
@@ -158,7 +161,7 @@ fn render_change(
     };
     let mut lines = Vec::new();
     // Ends named by an Ended item are told by it, with their reason (not twice).
-    let ended_keys: BTreeSet<(String, Option<String>)> = c
+    let ended_keys: BTreeSet<(ToolsetName, Option<InstanceName>)> = c
         .items
         .iter()
         .filter_map(|i| match i {
@@ -258,8 +261,7 @@ fn render_change(
                     None => String::new(),
                 };
                 if *visible {
-                    let desc =
-                        describe(agent, entry, server, tool, instance.as_deref(), marks, full);
+                    let desc = describe(agent, entry, server, tool, instance.as_ref(), marks, full);
                     lines.push(format!("- `{tool}`{place} is available{desc}"));
                 } else {
                     lines.push(format!("- `{tool}`{place} is no longer available"));
@@ -270,7 +272,7 @@ fn render_change(
                     .as_ref()
                     .map(|i| format!(" in `{i}`"))
                     .unwrap_or_default();
-                let desc = describe(agent, entry, server, tool, instance.as_deref(), marks, full);
+                let desc = describe(agent, entry, server, tool, instance.as_ref(), marks, full);
                 lines.push(format!("- `{tool}`{place} changed{desc}"));
             }
             _ => {}
@@ -287,7 +289,7 @@ fn describe(
     entry: Option<&ServerEntry>,
     server: &ServerName,
     tool: &str,
-    instance: Option<&str>,
+    instance: Option<&InstanceName>,
     marks: &mut Marks,
     full: bool,
 ) -> String {

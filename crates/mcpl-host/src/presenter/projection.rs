@@ -4,7 +4,7 @@
 use super::naming::projected_name;
 use crate::names::{InstanceName, ServerName};
 
-impl super::Presenter {
+impl super::state::Presenter {
     /// Every projected tool: each visible dynamic tool in each place it is usable, named by
     /// [`projected_name`], with its effective definition.
     pub(super) fn projected(&self) -> Vec<mcpl_protocol::mcp::Tool> {
@@ -13,7 +13,7 @@ impl super::Presenter {
             .map(|(name, server, tool, instance)| {
                 let snap = &self.servers[&server].snap;
                 let mut t = mcpl_protocol::mcp::Tool::new(name);
-                if let Some(d) = snap.definition(&tool, instance.as_deref()) {
+                if let Some(d) = snap.definition(&tool, instance.as_ref()) {
                     t.description = d.description;
                     t.input_schema = d.input_schema;
                     t.annotations = d.annotations;
@@ -36,18 +36,19 @@ impl super::Presenter {
                 .filter(|t| t.presence == Presence::Dynamic)
             {
                 let name = &t.tool.name;
-                let places: Vec<Option<&str>> = match t.toolset.as_deref() {
+                let places: Vec<Option<&InstanceName>> = match &t.toolset {
                     Some(ts) if snap.instanced(ts) => snap.instances(ts),
                     _ => vec![None],
                 };
                 for inst in places {
-                    // The snapshot keeps only instance names that fit the grammar (H07).
-                    let Ok(instance) = inst.map(InstanceName::parse).transpose() else {
-                        continue;
-                    };
                     if snap.visible(name, inst) {
-                        let pname = projected_name(id, t.toolset.as_deref(), inst, name);
-                        routes.push((pname, id.clone(), name.clone(), instance));
+                        let pname = projected_name(
+                            id,
+                            t.toolset.as_deref(),
+                            inst.map(|i| i.as_str()),
+                            name,
+                        );
+                        routes.push((pname, id.clone(), name.clone(), inst.cloned()));
                     }
                 }
             }

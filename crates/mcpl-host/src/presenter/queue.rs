@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use mcpl_protocol::rfc014::SuggestEntry;
 
 use crate::controller::{Change, Pending, PushEvent, ReadSeq};
-use crate::names::ServerName;
+use crate::names::{InstanceName, ServerName, ToolsetName};
 
 /// Names one piece of text handed to the embedder; report it with
-/// [`Presenter::stored`](super::Presenter::stored) or
-/// [`Presenter::not_stored`](super::Presenter::not_stored). Also the row tag reminders look
+/// [`Presenter::stored`](super::state::Presenter::stored) or
+/// [`Presenter::not_stored`](super::state::Presenter::not_stored). Also the row tag reminders look
 /// for.
 pub type Token = u64;
 
@@ -55,7 +55,7 @@ pub(super) struct Entry {
 
 pub(super) type ShownKey = (ServerName, String, String);
 pub(super) type EndedKey = (ServerName, String, String);
-pub(super) type AnnounceKey = (ServerName, String, Option<String>);
+pub(super) type AnnounceKey = (ServerName, ToolsetName, Option<InstanceName>);
 
 /// What storing a piece of text commits.
 #[derive(Debug, Clone, Default)]

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{META_ACT, META_OPEN};
+use super::meta_tools::{META_ACT, META_OPEN};
 use crate::names::{InstanceName, ServerName, ToolsetName};
 
 /// What a call asked for, in a refusal's words.
@@ -311,7 +311,7 @@ impl fmt::Display for Refusal {
 impl std::error::Error for Refusal {}
 
 /// The exact call that opens `toolset` on `server`, as the model would make it.
-pub fn open_call(server: &str, toolset: &str) -> String {
+pub fn open_call(server: &ServerName, toolset: &ToolsetName) -> String {
     let args = serde_json::json!({"server": server, "toolset": toolset});
     format!("{META_OPEN} {args}")
 }

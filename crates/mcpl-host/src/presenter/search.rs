@@ -12,12 +12,13 @@ use std::collections::BTreeMap;
 use mcpl_protocol::rfc014::Presence;
 use serde_json::json;
 
+use super::meta_tools::META_ACT;
 use super::notice::quote;
 use super::refusal::open_call;
 use super::render::first_sentence;
-use super::{META_ACT, Presenter};
+use super::state::Presenter;
 use crate::grouping;
-use crate::names::ServerName;
+use crate::names::{ServerName, ToolsetName};
 
 /// The most hits a search returns.
 pub const SEARCH_TOP: usize = 8;
@@ -31,9 +32,9 @@ const B: f64 = 0.75;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     /// A toolset (sorts before tools on equal scores).
-    Toolset,
+    Toolset(ToolsetName),
     /// A tool, with its toolset if it has one.
-    Tool(Option<String>),
+    Tool(Option<ToolsetName>),
 }
 
 #[derive(Debug)]
@@ -98,7 +99,7 @@ impl Presenter {
         for (id, e) in &self.servers {
             let snap = &e.snap;
             for ts in snap.toolset_names() {
-                let mut text = ts.to_owned();
+                let mut text = ts.to_string();
                 if let Some(d) = snap.declared().get(ts) {
                     for t in [&d.title, &d.summary].into_iter().flatten() {
                         text.push(' ');
@@ -107,8 +108,8 @@ impl Presenter {
                 }
                 docs.push(Doc {
                     server: id.clone(),
-                    kind: Kind::Toolset,
-                    name: ts.to_owned(),
+                    kind: Kind::Toolset(ts.clone()),
+                    name: ts.to_string(),
                     words: words(&text),
                 });
             }
@@ -166,22 +167,22 @@ impl Presenter {
         };
         let state = |ts: &str| if snap.is_open(ts) { "open" } else { "closed" };
         match &doc.kind {
-            Kind::Toolset => {
-                let mut line = format!("toolset `{}` on `{id}` ({})", doc.name, state(&doc.name));
-                let about = match snap.declared().get(&doc.name) {
+            Kind::Toolset(ts) => {
+                let mut line = format!("toolset `{ts}` on `{id}` ({})", state(ts));
+                let about = match snap.declared().get(ts) {
                     Some(d) => d.summary.clone().or_else(|| d.title.clone()),
                     None => Some(grouping::summary(
                         snap.tools()
                             .iter()
-                            .filter(|t| t.toolset.as_deref() == Some(doc.name.as_str()))
+                            .filter(|t| t.toolset.as_ref() == Some(ts))
                             .map(|t| &t.tool),
                     )),
                 };
                 if let Some(a) = about {
                     line.push_str(&format!(": {}", quote(id, &a)));
                 }
-                if !snap.is_open(&doc.name) {
-                    line.push_str(&format!("; open it with {}", open_call(id, &doc.name)));
+                if !snap.is_open(ts) {
+                    line.push_str(&format!("; open it with {}", open_call(id, ts)));
                 }
                 line
             }

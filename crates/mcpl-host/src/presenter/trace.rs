@@ -2,7 +2,7 @@
 //!
 //! The presenter is handed a [`CallTrace`]; by default it is [`TracingCallTrace`], a `tracing`
 //! warning. An embedder (or a test) that wants the records themselves installs its own with
-//! [`Presenter::set_call_trace`](super::Presenter::set_call_trace): the report is a plain
+//! [`Presenter::set_call_trace`](super::state::Presenter::set_call_trace): the report is a plain
 //! call, so nothing about it depends on which subscriber a thread happens to have.
 
 use std::fmt;
@@ -12,9 +12,9 @@ use std::sync::Arc;
 /// identifiers only, never a value the server chose (H65, H81).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RefusedCall {
-    /// The meta-tool the model called ([`META_ACT`](super::META_ACT)).
+    /// The meta-tool the model called ([`META_ACT`](super::meta_tools::META_ACT)).
     pub tool: &'static str,
-    /// Why, as the host names the refusal ([`Refusal::kind`](super::Refusal::kind)).
+    /// Why, as the host names the refusal ([`Refusal::kind`](super::refusal::Refusal::kind)).
     pub refusal: &'static str,
 }
 

@@ -7,10 +7,10 @@ use std::collections::BTreeSet;
 
 use mcpl_protocol::rfc014::Presence;
 
-use super::Presenter;
 use super::agent::AgentId;
 use super::notice::{finish, key_text, quote, render_body};
 use super::queue::{Agent, Body, EARLY_EVENTS, Entry, Marks, ShownKey, State, Token};
+use super::state::Presenter;
 use crate::controller::{Carrier, Change, Notice, Pending, PushEvent};
 
 /// Text for an agent's window (a notice, an event, a change riding with a result, a look).
@@ -450,10 +450,8 @@ impl Presenter {
                     .snap
                     .tools()
                     .iter()
-                    .filter(|t| {
-                        t.presence == Presence::Dynamic && t.toolset.as_deref() == Some(ts.as_str())
-                    })
-                    .filter(|t| e.snap.visible(&t.tool.name, inst.as_deref()))
+                    .filter(|t| t.presence == Presence::Dynamic && t.toolset.as_ref() == Some(ts))
+                    .filter(|t| e.snap.visible(&t.tool.name, inst.as_ref()))
                     .map(|t| format!("`{}`", t.tool.name))
                     .collect();
                 let mut line = format!("- {id}: {} is open", key_text(ts, inst.as_deref()));
@@ -472,7 +470,7 @@ impl Presenter {
         }
         let text = format!(
             "Open toolsets (use {}):\n{}",
-            super::META_ACT,
+            super::meta_tools::META_ACT,
             lines.join("\n")
         );
         Some(self.hand_out(agent, None, text, marks))

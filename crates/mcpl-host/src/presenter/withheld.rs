@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::Presenter;
 use super::queue::Body;
+use super::state::Presenter;
 use crate::names::ServerName;
 
 /// Why some of a server's events will not reach the agent.
@@ -35,7 +35,7 @@ pub enum Withheld {
 
 impl Withheld {
     /// The one sentence the agent reads about `server`.
-    pub fn sentence(&self, server: &str) -> String {
+    pub fn sentence(&self, server: &ServerName) -> String {
         match self {
             Withheld::NoPolicy {
                 version,
@@ -94,10 +94,7 @@ impl Presenter {
     /// not recorded before is owed to every agent once, in read order with the server's
     /// changes; one recorded already (after a reconnect, say) is not told again.
     pub fn set_withheld(&mut self, server: &ServerName, reasons: Vec<Withheld>) {
-        let sentences: Vec<String> = reasons
-            .iter()
-            .map(|r| r.sentence(server.as_str()))
-            .collect();
+        let sentences: Vec<String> = reasons.iter().map(|r| r.sentence(server)).collect();
         let before = self.withheld.remove(server).unwrap_or_default();
         for s in &sentences {
             if !before.contains(s) {
@@ -118,7 +115,7 @@ impl Presenter {
     /// counts as told: the same sentence still owed to `agent` is dropped from its queue.
     pub(super) fn look_withheld(
         &mut self,
-        agent: &super::AgentId,
+        agent: &super::agent::AgentId,
         server: Option<&str>,
     ) -> Vec<String> {
         let lines: Vec<String> = self
@@ -134,7 +131,7 @@ impl Presenter {
     }
 
     /// Owes a new agent what is withheld already.
-    pub(super) fn tell_withheld(&mut self, agent: &super::AgentId) {
+    pub(super) fn tell_withheld(&mut self, agent: &super::agent::AgentId) {
         let all: Vec<(ServerName, String)> = self
             .withheld
             .iter()
@@ -161,7 +158,7 @@ mod tests {
             code: Some(-32601),
             message: "Method not found".into(),
         };
-        let s = w.sentence("heartbeat");
+        let s = w.sentence(&ServerName::parse("heartbeat").expect("a name"));
         assert!(
             s.starts_with("events from `heartbeat` will not reach you"),
             "{s}"
@@ -204,14 +201,14 @@ mod tests {
         let toy = ServerName::parse("toy").expect("a name");
         p.set_withheld(&toy, vec![w()]);
         p.set_withheld(&toy, vec![w()]); // a reconnect says the same
-        assert_eq!(p.withheld(&toy), [w().sentence("toy")]);
+        assert_eq!(p.withheld(&toy), [w().sentence(&toy)]);
         assert!(
             p.withheld(&ServerName::parse("other").expect("a name"))
                 .is_empty()
         );
         assert_eq!(p.owed(&agent), 1);
         let lines = p.look_withheld(&agent, None);
-        assert_eq!(lines, vec![w().sentence("toy")]);
+        assert_eq!(lines, vec![w().sentence(&toy)]);
         assert_eq!(p.owed(&agent), 0, "look told it");
         assert_eq!(
             p.look_withheld(&agent, Some("toy")).len(),

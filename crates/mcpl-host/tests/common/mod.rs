@@ -715,7 +715,9 @@ impl Pair {
                         )
                     })
                     .collect();
-                (k.clone(), tools)
+                // Keyed as the server keys it, for comparison with `truth`.
+                let key = (k.0.to_string(), k.1.as_ref().map(ToString::to_string));
+                (key, tools)
             })
             .collect()
     }
@@ -790,6 +792,17 @@ pub struct Host {
     pub store_ok: bool,
     /// The inline cap for a result and its change (H84).
     pub cap: Option<usize>,
+}
+
+/// An instance name the tests know is in the grammar.
+pub fn inst(name: &str) -> mcpl_host::InstanceName {
+    mcpl_host::InstanceName::parse(name).expect("a test instance name fits the grammar")
+}
+
+/// An open key from names the tests know are in the grammar.
+pub fn open_key(toolset: &str, instance: Option<&str>) -> mcpl_host::controller::OpenKey {
+    let toolset = mcpl_host::ToolsetName::parse(toolset).expect("a test toolset name fits");
+    (toolset, instance.map(inst))
 }
 
 /// A server name the tests know is in the grammar.
