@@ -71,6 +71,8 @@ fuzz_target!(|data: &[u8]| {
         let mut post = Request::builder()
             .method(Method::POST)
             .uri("/mcp")
+            // A loopback name: past the Host check (DNS rebinding), into the request path.
+            .header("host", "localhost")
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream");
         if !origin.is_empty() {
@@ -90,6 +92,7 @@ fuzz_target!(|data: &[u8]| {
             let foreign = Request::builder()
                 .method(Method::GET)
                 .uri("/mcp")
+                .header("host", "localhost")
                 .header("mcp-session-id", session.clone())
                 .header("authorization", "Bearer someone-else")
                 .header("last-event-id", header(last_event))

@@ -46,5 +46,16 @@ fn s8_6_demo_exits_0_with_no_list_change_for_the_surface_and_some_for_both_basel
     ] {
         assert!(stdout.contains(milestone), "no `{milestone}` in:\n{stdout}");
     }
+    // The refusal while the link is down says something true of the reconnect: never
+    // "retry 2 in 0 ms" for an attempt already under way.
+    let refusal = stdout
+        .lines()
+        .find(|l| l.contains("`arcade` is down"))
+        .unwrap_or_default();
+    assert!(
+        refusal.contains("reconnecting now") || refusal.contains(" ms)"),
+        "{refusal}"
+    );
+    assert!(!refusal.contains(" in 0 ms"), "{refusal}");
     assert!(!stdout.contains("CHANGED"), "{stdout}");
 }

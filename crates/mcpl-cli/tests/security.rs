@@ -1,16 +1,19 @@
 //! The defences of `mcpl arcade --listen`, through the binary: sessions bound to principals,
-//! `Origin` checks, TLS end to end with `mcpl inspect`, and the flags' refusals.
+//! `Origin` and `Host` checks, TLS end to end with `mcpl inspect`, and the flags' refusals.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
+use raw_http::Raw;
 use serde_json::{Value, json};
 use support::Client;
 
 #[path = "../../mcpl-rpc/tests/common/pki.rs"]
 mod pki;
+#[path = "../../mcpl-rpc/tests/common/raw_http.rs"]
+mod raw_http;
 mod support;
 
 /// A running `mcpl arcade`: its URL and everything it wrote to stderr so far.
@@ -68,54 +71,6 @@ impl Arcade {
     }
 }
 
-/// A raw Streamable HTTP client: what an attacker or a broken client sends.
-struct Raw {
-    http: reqwest::Client,
-    url: String,
-}
-
-impl Raw {
-    fn new(url: &str) -> Raw {
-        mcpl_rpc::transport::tls::install_default_provider();
-        Raw {
-            http: reqwest::Client::new(),
-            url: url.to_owned(),
-        }
-    }
-
-    /// POSTs `message`; returns the status, the session header and the JSON-RPC answer (from
-    /// a JSON body or the SSE stream), if any.
-    async fn post(
-        &self,
-        headers: &[(&str, &str)],
-        message: Value,
-    ) -> (u16, Option<String>, Option<Value>) {
-        let mut builder = self
-            .http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .body(message.to_string());
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
-        }
-        let response = builder.send().await.unwrap();
-        let status = response.status().as_u16();
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .map(|v| v.to_str().unwrap().to_owned());
-        let text = response.text().await.unwrap();
-        let answer = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data: "))
-            .chain(std::iter::once(text.as_str()))
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|v| v.get("id").is_some());
-        (status, session, answer)
-    }
-}
-
 fn initialize(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25",
@@ -147,21 +102,21 @@ fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
     runtime().block_on(async {
         let raw = Raw::new(&arcade.url);
         let ada_auth = ("authorization", "Bearer ada-t");
-        let (status, session, _) = raw.post(&[ada_auth], initialize(1)).await;
+        let (status, session, _) = raw.call(&[ada_auth], initialize(1)).await;
         assert_eq!(status, 200);
         let session = session.unwrap();
         let ada = [ada_auth, ("mcp-session-id", session.as_str())];
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        assert_eq!(raw.post(&ada, note).await.0, 202);
+        assert_eq!(raw.call(&ada, note).await.0, 202);
         let open = request(
             2,
             "toolsets/open",
             json!({"toolset": "game", "instance": "g1"}),
         );
-        let (status, _, opened) = raw.post(&ada, open).await;
+        let (status, _, opened) = raw.call(&ada, open).await;
         assert_eq!(status, 200, "{opened:?}");
         let list = || request(3, "tools/list", json!({}));
-        let (_, _, before) = raw.post(&ada, list()).await;
+        let (_, _, before) = raw.call(&ada, list()).await;
         let before = before.unwrap()["result"].clone();
         assert!(before.to_string().contains("resign"), "{before}");
 
@@ -177,21 +132,21 @@ fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
             "tools/call",
             json!({"name": "resign", "arguments": {}, "_meta": {"mcpl/instance": "g1"}}),
         );
-        let (status, _, answer) = raw.post(&bob, resign.clone()).await;
+        let (status, _, answer) = raw.call(&bob, resign.clone()).await;
         assert_eq!(status, 404, "{answer:?}");
-        assert_eq!(raw.post(&bob, list()).await.0, 404);
+        assert_eq!(raw.call(&bob, list()).await.0, 404);
         let anonymous = [("mcp-session-id", session.as_str())];
-        assert_eq!(raw.post(&anonymous, resign.clone()).await.0, 404);
+        assert_eq!(raw.call(&anonymous, resign.clone()).await.0, 404);
         let forged = [
             ("authorization", "Bearer nobody-t"),
             ("mcp-session-id", session.as_str()),
         ];
-        assert_eq!(raw.post(&forged, resign).await.0, 404);
+        assert_eq!(raw.call(&forged, resign).await.0, 404);
         // Without a session id, a missing token is still told as such.
-        assert_eq!(raw.post(&[], list()).await.0, 401);
+        assert_eq!(raw.call(&[], list()).await.0, 401);
 
         // Ada's game is as it was.
-        let (_, _, after) = raw.post(&ada, list()).await;
+        let (_, _, after) = raw.call(&ada, list()).await;
         assert_eq!(after.unwrap()["result"], before);
     });
     let log = arcade.log();
@@ -205,15 +160,15 @@ fn a_foreign_origin_gets_403_unless_allowed() {
     runtime().block_on(async {
         let raw = Raw::new(&arcade.url);
         let (status, session, _) = raw
-            .post(&[("origin", "https://evil.example")], initialize(1))
+            .call(&[("origin", "https://evil.example")], initialize(1))
             .await;
         assert_eq!(status, 403);
         assert!(session.is_none());
         let (status, _, _) = raw
-            .post(&[("origin", "http://localhost:3000")], initialize(1))
+            .call(&[("origin", "http://localhost:3000")], initialize(1))
             .await;
         assert_eq!(status, 200);
-        let (status, _, _) = raw.post(&[], initialize(1)).await;
+        let (status, _, _) = raw.call(&[], initialize(1)).await;
         assert_eq!(status, 200);
     });
     assert!(arcade.log().contains("foreign origin"), "{}", arcade.log());
@@ -226,10 +181,131 @@ fn a_foreign_origin_gets_403_unless_allowed() {
     runtime().block_on(async {
         let raw = Raw::new(&allowing.url);
         let (status, _, _) = raw
-            .post(&[("origin", "https://app.example")], initialize(1))
+            .call(&[("origin", "https://app.example")], initialize(1))
             .await;
         assert_eq!(status, 200);
     });
+}
+
+/// The port of a `scheme://127.0.0.1:PORT/...` URL.
+fn port_of(url: &str) -> u16 {
+    let rest = url.split_once("127.0.0.1:").expect("a loopback URL").1;
+    rest.split(['/', '?']).next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn dns_rebinding_a_foreign_host_gets_403_on_loopback_and_a_loopback_one_passes() {
+    let arcade = Arcade::start(&["--listen", "http://127.0.0.1:0"]);
+    let port = port_of(&arcade.url);
+    runtime().block_on(async {
+        let raw = Raw::new(&arcade.url);
+        for host in ["evil.example".to_owned(), format!("evil.example:{port}")] {
+            let (status, session, answer) = raw.call(&[("host", &host)], initialize(1)).await;
+            assert_eq!(status, 403, "{host}: {answer:?}");
+            assert!(session.is_none());
+            let message = answer.expect("a JSON-RPC error")["error"]["message"].clone();
+            let message = message.as_str().unwrap();
+            assert!(
+                message.contains(&format!("host `{host}` is not allowed")),
+                "{message}"
+            );
+            assert!(message.contains("--allow-host"), "{message}");
+        }
+        for host in [
+            format!("localhost:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("[::1]:{port}"),
+            "localhost".to_owned(),
+        ] {
+            let (status, session, _) = raw.call(&[("host", &host)], initialize(1)).await;
+            assert_eq!(status, 200, "{host}");
+            assert!(session.is_some(), "{host}");
+        }
+        // A tunnel or relay in front names its own port: still a loopback name.
+        let other_port = format!("localhost:{}", port.wrapping_add(1));
+        assert_eq!(
+            raw.call(&[("host", &other_port)], initialize(1)).await.0,
+            200
+        );
+    });
+    let log = arcade.log();
+    assert!(
+        log.contains("refused a request: host `evil.example` is not allowed"),
+        "{log}"
+    );
+
+    let allowing = Arcade::start(&[
+        "--listen",
+        "http://127.0.0.1:0",
+        "--allow-host",
+        "mcp.example",
+    ]);
+    runtime().block_on(async {
+        let raw = Raw::new(&allowing.url);
+        for (host, status) in [
+            ("mcp.example", 200),
+            ("mcp.example:443", 200),
+            ("evil.example", 403),
+        ] {
+            assert_eq!(
+                raw.call(&[("host", host)], initialize(1)).await.0,
+                status,
+                "{host}"
+            );
+        }
+    });
+}
+
+/// Sends a WebSocket upgrade naming `host` to the arcade at `ws://127.0.0.1:PORT`; returns
+/// the response's status line.
+fn upgrade_status(port: u16, host: &str) -> String {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        tcp,
+        "GET / HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n") && tcp.read(&mut byte).unwrap() == 1 {
+        head.push(byte[0]);
+    }
+    String::from_utf8_lossy(&head).trim().to_owned()
+}
+
+#[test]
+fn dns_rebinding_a_websocket_upgrade_naming_a_foreign_host_gets_403() {
+    let arcade = Arcade::start(&["--listen", "ws://127.0.0.1:0"]);
+    let port = port_of(&arcade.url);
+    let refused = upgrade_status(port, "evil.example");
+    assert!(refused.contains(" 403"), "{refused}");
+    let accepted = upgrade_status(port, &format!("localhost:{port}"));
+    assert!(accepted.contains(" 101"), "{accepted}");
+    let log = arcade.log();
+    assert!(
+        log.contains("refused a websocket: host `evil.example` is not allowed"),
+        "{log}"
+    );
+}
+
+#[test]
+fn allow_host_takes_host_or_host_port_only() {
+    let out = Command::new("timeout")
+        .args(["30", env!("CARGO_BIN_EXE_mcpl"), "arcade"])
+        .args([
+            "--listen",
+            "http://127.0.0.1:0",
+            "--allow-host",
+            "https://mcp.example",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("`--allow-host https://mcp.example`"), "{err}");
 }
 
 /// A fresh directory holding a CA (`ca.pem`) and a certificate for localhost and 127.0.0.1

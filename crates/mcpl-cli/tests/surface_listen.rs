@@ -1,5 +1,5 @@
 //! `mcpl surface --listen http://ADDR`: plain clients over Streamable HTTP, each session its
-//! own agent, every request checked against `--token`.
+//! own agent, every request checked against `--token` and, on loopback, its `Host`.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -88,6 +88,23 @@ async fn s8_6_listen_serves_http_sessions_as_separate_agents_behind_a_token() {
     // Without the token nothing is served.
     assert!(Session::start(&url, None).await.is_err());
     assert!(Session::start(&url, Some("wrong")).await.is_err());
+    // DNS rebinding: a request naming another host gets 403, even with the token.
+    let rebound = reqwest::Client::new()
+        .post(&url)
+        .header("host", "evil.example")
+        .header("authorization", "Bearer t0ken")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(rebound.status().as_u16(), 403);
+    let body = rebound.text().await.unwrap_or_default();
+    assert!(
+        body.contains("host `evil.example` is not allowed"),
+        "{body}"
+    );
 
     let a = Session::start(&url, Some("t0ken"))
         .await

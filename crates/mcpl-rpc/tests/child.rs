@@ -5,7 +5,7 @@
 
 #![cfg(unix)]
 
-use mcpl_rpc::transport::child::StderrMode;
+use mcpl_rpc::transport::child::{STDERR_LINE_MAX, StderrMode};
 use mcpl_rpc::{Event, Limits, Peer, PeerConfig, RequestOptions, Transport, TransportKind};
 use serde_json::json;
 use std::time::Duration;
@@ -93,6 +93,37 @@ async fn a_flood_of_stderr_is_bounded_and_what_is_dropped_is_counted() {
     assert_eq!(read.len() as u64 + stderr.dropped(), LINES);
     assert!(read.len() < LINES as usize);
     peer.close().await;
+}
+
+/// A child writes a 3 MB stderr line, then a short one, then 3 MB without a newline: each long
+/// line arrives cut to `STDERR_LINE_MAX` bytes with the count of what was cut, and the line
+/// after it is whole.
+#[tokio::test]
+async fn an_unbounded_stderr_line_is_cut_to_its_head_and_marked() {
+    const LONG: usize = 3_000_000;
+    let script = format!(
+        "head -c {LONG} /dev/zero | tr '\\0' x >&2; echo >&2; echo after >&2; \
+         head -c {LONG} /dev/zero | tr '\\0' y >&2; exec cat 2>&-"
+    );
+    let mut transport = Transport::child_shell(&script, StderrMode::Capture).unwrap();
+    let mut stderr = transport.take_stderr().expect("captured");
+    let cut = LONG - STDERR_LINE_MAX;
+    let first = stderr.next_line().await.expect("the long line");
+    assert_eq!(
+        first,
+        format!("{}… [cut {cut} bytes]", "x".repeat(STDERR_LINE_MAX))
+    );
+    assert_eq!(stderr.next_line().await.as_deref(), Some("after"));
+    // The last line has no newline: it ends with the stream (the child closes its stderr
+    // before it becomes `cat`), cut the same way.
+    let last = stderr.next_line().await.expect("the last line");
+    assert_eq!(
+        last,
+        format!("{}… [cut {cut} bytes]", "y".repeat(STDERR_LINE_MAX))
+    );
+    assert_eq!(stderr.next_line().await, None);
+    assert_eq!(stderr.dropped(), 0);
+    drop(transport);
 }
 
 #[tokio::test]

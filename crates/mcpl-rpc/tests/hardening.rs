@@ -7,9 +7,7 @@ use mcpl_rpc::transport::http::{self, HttpServerConfig};
 use mcpl_rpc::transport::origin::AllowedOrigins;
 use mcpl_rpc::transport::tls::{ClientTls, ServerTls};
 use mcpl_rpc::transport::ws;
-use mcpl_rpc::{
-    ClientOptions, Event, Events, Limits, Peer, PeerConfig, RpcError, Transport, TransportKind,
-};
+use mcpl_rpc::{ClientOptions, Event, Events, Limits, Peer, PeerConfig, Transport, TransportKind};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -17,107 +15,14 @@ use tokio::sync::mpsc;
 
 mod common;
 use common::pki::test_pki;
-use common::streamable::{PROTOCOL, ServerSide, opts, serve};
+use common::raw_http::Raw;
+use common::streamable::{ServerSide, answer, initialize, opts, serve};
 
-/// Answers `initialize`, `ping` and `echo` on every session.
+/// Runs [`answer`] on every session.
 fn run_sessions(
     sessions: mpsc::Receiver<http::HttpSession>,
 ) -> mpsc::UnboundedReceiver<ServerSide> {
-    common::streamable::run_sessions(sessions, |_, events| answer(events))
-}
-
-fn answer(mut events: Events) -> mpsc::UnboundedReceiver<Event> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            let Event::Request {
-                request, responder, ..
-            } = event
-            else {
-                let _ = tx.send(event);
-                continue;
-            };
-            let _ = match request.method.as_str() {
-                "initialize" => responder.respond(json!({
-                    "protocolVersion": PROTOCOL, "capabilities": {},
-                    "serverInfo": {"name": "test", "version": "0"}
-                })),
-                "echo" => responder.respond(request.params.clone().unwrap_or(Value::Null)),
-                _ => responder.respond(json!({})),
-            };
-        }
-    });
-    rx
-}
-
-async fn initialize(client: &Peer) -> Result<(), RpcError> {
-    client
-        .request_value(
-            "initialize",
-            Some(json!({"protocolVersion": PROTOCOL, "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "0"}})),
-            opts(),
-        )
-        .await?;
-    client.notify_value("notifications/initialized", None)?;
-    Ok(())
-}
-
-/// Raw requests: what a hostile client sends.
-struct Raw {
-    http: reqwest::Client,
-    url: String,
-}
-
-impl Raw {
-    fn new(url: &str) -> Raw {
-        mcpl_rpc::transport::tls::install_default_provider();
-        Raw {
-            http: reqwest::Client::new(),
-            url: url.to_owned(),
-        }
-    }
-
-    async fn post(&self, headers: &[(&str, &str)], body: &str) -> reqwest::Response {
-        let mut builder = self
-            .http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .body(body.to_owned());
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
-        }
-        builder.send().await.unwrap()
-    }
-
-    async fn get(&self, headers: &[(&str, &str)]) -> reqwest::Response {
-        let mut builder = self
-            .http
-            .get(&self.url)
-            .header("accept", "text/event-stream");
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
-        }
-        builder.send().await.unwrap()
-    }
-
-    /// Opens a session with `initialize`; returns its id.
-    async fn open(&self, headers: &[(&str, &str)]) -> String {
-        let response = self
-            .post(
-                headers,
-                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-            )
-            .await;
-        assert_eq!(response.status(), StatusCode::OK);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
-        let _ = response.bytes().await;
-        id
-    }
+    common::streamable::run_sessions(sessions, answer)
 }
 
 const ECHO: &str = r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"x":1}}"#;
@@ -147,14 +52,7 @@ async fn a_session_answers_only_the_credentials_that_opened_it() {
             format!("unknown session `{session}`")
         );
         assert_eq!(raw.get(&headers).await.status(), StatusCode::NOT_FOUND);
-        let deleted = raw
-            .http
-            .delete(&raw.url)
-            .header("mcp-session-id", &session)
-            .header("authorization", "Bearer bob-token")
-            .send()
-            .await
-            .unwrap();
+        let deleted = raw.delete(&headers).await;
         assert_eq!(deleted.status(), StatusCode::NOT_FOUND);
     }
     let nothing = tokio::time::timeout(Duration::from_millis(100), server.seen.recv()).await;
@@ -495,8 +393,8 @@ async fn a_consumer_too_slow_for_the_outbound_queue_is_disconnected_and_others_g
     let (slow_peer, mut slow_events) = Peer::start(slow, PeerConfig::default());
     let (a, b) = Transport::memory_pair();
     let (other, _other_events) = Peer::start(a, PeerConfig::default());
-    let (_echo, echo_events) = Peer::start(b, PeerConfig::default());
-    let _answers = answer(echo_events);
+    let (echo, echo_events) = Peer::start(b, PeerConfig::default());
+    let _answers = answer(echo, echo_events);
     for n in 0..10 {
         let _ = slow_peer.notify_value("n", Some(json!({ "n": n })));
     }
@@ -564,8 +462,8 @@ async fn wss_end_to_end_with_the_ca_and_refused_without_it() {
                 let (transport, _) = ws::accept_with(stream, Limits::default(), |_| Ok(()))
                     .await
                     .unwrap();
-                let (_peer, events) = Peer::start(transport, PeerConfig::default());
-                let mut seen = answer(events);
+                let (peer, events) = Peer::start(transport, PeerConfig::default());
+                let mut seen = answer(peer, events);
                 while seen.recv().await.is_some() {}
             });
         }
@@ -606,8 +504,8 @@ async fn a_websocket_from_a_foreign_origin_is_refused_with_403() {
                 })
                 .await;
                 if let Ok((transport, ())) = accepted {
-                    let (_peer, events) = Peer::start(transport, PeerConfig::default());
-                    let mut seen = answer(events);
+                    let (peer, events) = Peer::start(transport, PeerConfig::default());
+                    let mut seen = answer(peer, events);
                     while seen.recv().await.is_some() {}
                 }
             });

@@ -16,64 +16,13 @@ use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 
 mod common;
-use common::streamable::{PROTOCOL, ServerSide, opts, serve};
+use common::streamable::{ServerSide, answer, initialize, opts, serve};
 
-/// Runs an MCP-ish server application on every new session: answers `initialize`, `ping`,
-/// `echo`, and `test/race` (a notification on the request's own stream, then one on the GET
-/// stream, then the answer); forwards everything else.
+/// Runs [`answer`] on every new session.
 fn run_sessions(
     sessions: mpsc::Receiver<http::HttpSession>,
 ) -> mpsc::UnboundedReceiver<ServerSide> {
-    common::streamable::run_sessions(sessions, serve_app)
-}
-
-fn serve_app(peer: Peer, mut events: Events) -> mpsc::UnboundedReceiver<Event> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            let Event::Request {
-                request, responder, ..
-            } = event
-            else {
-                let _ = tx.send(event);
-                continue;
-            };
-            let _ = match request.method.as_str() {
-                "initialize" => responder.respond(json!({
-                    "protocolVersion": PROTOCOL,
-                    "capabilities": {},
-                    "serverInfo": {"name": "test", "version": "0"}
-                })),
-                "ping" => responder.respond(json!({})),
-                "echo" => responder.respond(request.params.clone().unwrap_or(Value::Null)),
-                "test/race" => {
-                    // Written first, on this POST's SSE stream ...
-                    responder.notify("test/a", None).unwrap();
-                    // ... written second, on the GET stream.
-                    peer.notify_value("test/b", None).unwrap();
-                    responder.respond(json!({"done": true}))
-                }
-                _ => responder.method_not_found(),
-            };
-        }
-    });
-    rx
-}
-
-async fn initialize(client: &Peer) {
-    let init = client
-        .request_value(
-            "initialize",
-            Some(json!({"protocolVersion": PROTOCOL, "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "0"}})),
-            opts(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(init.value["protocolVersion"], PROTOCOL);
-    client
-        .notify_value("notifications/initialized", None)
-        .unwrap();
+    common::streamable::run_sessions(sessions, answer)
 }
 
 #[tokio::test]
@@ -88,7 +37,7 @@ async fn requests_and_notifications_flow_both_ways_with_sse_answers() {
     assert!(!client.kind().is_ordered());
     let mut client_seen = answer_pings(client_events);
 
-    initialize(&client).await;
+    initialize(&client).await.unwrap();
     let mut server = servers.recv().await.unwrap();
     assert_eq!(server.headers["authorization"], "Bearer t1");
     let Some(Event::Notification { notification, .. }) = server.seen.recv().await else {
@@ -155,7 +104,7 @@ async fn json_answers_and_related_messages_on_the_get_stream() {
         PeerConfig::default(),
     );
     let mut seen = answer_pings(events);
-    initialize(&client).await;
+    initialize(&client).await.unwrap();
     let answer = client
         .request_value("test/race", None, opts())
         .await
@@ -212,7 +161,7 @@ async fn s6_1_messages_on_two_streams_are_read_out_of_write_order() {
         PeerConfig::default(),
     );
     let mut seen = answer_pings(events);
-    initialize(&client).await;
+    initialize(&client).await.unwrap();
 
     // The server writes A (on this POST's stream) and then B (on the GET stream); the POST's
     // body is held, so B is read first.
@@ -280,7 +229,7 @@ async fn authorization_is_checked_on_every_request() {
         http::connect(&url, &[("Authorization", "Bearer good")], Limits::default()).unwrap(),
         PeerConfig::default(),
     );
-    initialize(&good).await;
+    initialize(&good).await.unwrap();
 }
 
 /// Raw HTTP against the server: session rules and bad bodies.
@@ -436,7 +385,7 @@ async fn h76_an_oversized_answer_or_request_from_the_server_fails_at_once() {
             PeerConfig::default(),
         );
         let _seen = answer_pings(events);
-        initialize(&client).await;
+        initialize(&client).await.unwrap();
         let server = servers.recv().await.unwrap();
         // Far longer than the test runs: only the refusal can end these requests.
         let patient = RequestOptions::timeout(Duration::from_secs(3600));

@@ -38,6 +38,29 @@ async fn listener() -> (TcpListener, String) {
     (listener, url)
 }
 
+/// A client connected to a server that accepts with `server_limits` and answers with
+/// [`serve_echo`]: the client, its events, the server's peer, what the server saw besides
+/// requests, and the handshake.
+async fn echo_connection(
+    server_limits: Limits,
+) -> (
+    Peer,
+    mcpl_rpc::Events,
+    Peer,
+    tokio::sync::mpsc::UnboundedReceiver<Event>,
+    ws::Handshake,
+) {
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, server_limits).await.unwrap() });
+    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
+    let (server_t, handshake) = server.await.unwrap();
+    let (client, client_events) = Peer::start(client_t, PeerConfig::default());
+    let (server, server_events) = Peer::start(server_t, PeerConfig::default());
+    let server_seen = serve_echo(server_events);
+    (client, client_events, server, server_seen, handshake)
+}
+
 #[tokio::test]
 async fn requests_and_notifications_flow_both_ways() {
     let (listener, url) = listener().await;
@@ -109,18 +132,13 @@ async fn a_bad_token_is_refused_at_the_handshake() {
 
 #[tokio::test]
 async fn an_oversized_frame_is_refused_and_the_connection_survives() {
-    let (listener, url) = listener().await;
     let small = Limits {
         max_frame_bytes: 1024,
         ..Limits::default()
     };
-    let server = tokio::spawn(async move { ws::accept_next(&listener, small).await.unwrap() });
-    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
-    let (server_t, handshake) = server.await.unwrap();
+    let (client, mut client_events, _server, mut server_seen, handshake) =
+        echo_connection(small).await;
     assert_eq!(handshake.uri.path(), "/mcpl");
-    let (client, mut client_events) = Peer::start(client_t, PeerConfig::default());
-    let (_server, server_events) = Peer::start(server_t, PeerConfig::default());
-    let mut server_seen = serve_echo(server_events);
 
     let big = "x".repeat(4000);
     let pending = client
@@ -148,14 +166,7 @@ async fn an_oversized_frame_is_refused_and_the_connection_survives() {
 
 #[tokio::test]
 async fn a_one_mebibyte_message_goes_both_ways_through_an_accepted_connection() {
-    let (listener, url) = listener().await;
-    let server =
-        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
-    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
-    let (server_t, _) = server.await.unwrap();
-    let (client, _client_events) = Peer::start(client_t, PeerConfig::default());
-    let (_server, server_events) = Peer::start(server_t, PeerConfig::default());
-    let _seen = serve_echo(server_events);
+    let (client, _client_events, _server, _seen, _) = echo_connection(Limits::default()).await;
 
     // Many reads on the server side, echoed back in one frame with a 64-bit length.
     let big = "z".repeat(1024 * 1024);

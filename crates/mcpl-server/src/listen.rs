@@ -6,6 +6,8 @@
 //!   principal, and a request naming it with other credentials gets 404 (logged).
 //! - **Origin.** A request or upgrade whose `Origin` is not allowed gets 403; requests without
 //!   one (programs, not pages) pass.
+//! - **Host.** On loopback, a request or upgrade whose `Host` is not a loopback name (nor one
+//!   the operator allowed) gets 403 (against DNS rebinding).
 //! - **Limits.** Connections (WebSocket connections or HTTP sessions) per principal and in
 //!   all; a handshake timeout for connections that never finish TLS, the upgrade or
 //!   `initialize`; HTTP sessions end when idle.
@@ -83,7 +85,7 @@ impl<A: App> Runtime<A> {
     /// Accepts WebSocket connections on `listener` until it fails, with the defences of
     /// `options` (see the [module](self)): each connection is served for the principal
     /// `identity` derives from its bearer token (401 without a known one), a foreign `Origin`
-    /// gets 403, a principal or the server over its connection limit gets 503, and a
+    /// or (on loopback) `Host` gets 403, a principal or the server over its connection limit gets 503, and a
     /// connection that does not finish TLS, the upgrade and `initialize` within the handshake
     /// timeout is closed.
     pub async fn serve_ws_with(
@@ -93,6 +95,7 @@ impl<A: App> Runtime<A> {
         options: ListenOptions,
     ) -> Result<(), Error> {
         let identity = Arc::new(identity);
+        let hosts = bound_hosts(&listener, &options)?;
         let options = Arc::new(options);
         let gate = Arc::new(Gate::default());
         loop {
@@ -102,9 +105,13 @@ impl<A: App> Runtime<A> {
                 .map_err(|e| Error::Transport(format!("accept: {e}")))?;
             let runtime = self.clone();
             let (identity, options, gate) = (identity.clone(), options.clone(), gate.clone());
+            let hosts = hosts.clone();
             tokio::spawn(async move {
                 let connection = runtime.next_connection();
                 let check = |hs: &Handshake| {
+                    if !hs.host_permitted(&hosts) {
+                        return Err(Rejection::forbidden_host(hs));
+                    }
                     if !hs.origin_permitted(&options.origins) {
                         return Err(Rejection::forbidden_origin(hs));
                     }
@@ -171,8 +178,8 @@ impl<A: App> Runtime<A> {
     /// Serves Streamable HTTP at `path` on `listener` until it fails, with the defences of
     /// `options` (see the [module](self)): every request needs a bearer token `identity`
     /// knows under [`Identity::Tokens`] (401 otherwise); each session acts for the principal
-    /// of its `initialize` POST and answers no other principal (404); a foreign `Origin`
-    /// gets 403; sessions are capped per principal and in all and end when idle.
+    /// of its `initialize` POST and answers no other principal (404); a foreign `Origin` or
+    /// (on loopback) `Host` gets 403; sessions are capped per principal and in all and end when idle.
     pub async fn serve_http_with(
         &self,
         listener: tokio::net::TcpListener,
@@ -209,6 +216,7 @@ impl<A: App> Runtime<A> {
             authorize: Some(authorize),
             owner: Some(owner),
             origins: options.origins.clone(),
+            hosts: bound_hosts(&listener, &options)?,
             max_sessions: options.max_connections,
             max_sessions_per_owner: options.max_connections_per_principal,
             idle_timeout: options.idle_timeout,
@@ -242,6 +250,17 @@ impl<A: App> Runtime<A> {
         serving.abort();
         Err(Error::Transport("the HTTP endpoint stopped".into()))
     }
+}
+
+/// The `Host` names `options` allow, for the address `listener` is bound at.
+fn bound_hosts(
+    listener: &tokio::net::TcpListener,
+    options: &ListenOptions,
+) -> Result<mcpl_rpc::transport::origin::AllowedHosts, Error> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::Transport(format!("no local address: {e}")))?;
+    Ok(options.hosts.clone().bound_at(addr))
 }
 
 #[cfg(test)]

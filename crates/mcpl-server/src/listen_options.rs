@@ -1,7 +1,7 @@
 //! The settings of a network listener ([`ListenOptions`]), apart from the listeners in
 //! `listen` so the driver can name them without depending on the listeners.
 
-use mcpl_rpc::transport::origin::AllowedOrigins;
+use mcpl_rpc::transport::origin::{AllowedHosts, AllowedOrigins};
 use mcpl_rpc::transport::tls::ServerTls;
 use std::time::Duration;
 
@@ -15,6 +15,9 @@ pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct ListenOptions {
     /// Browser origins allowed besides none (default: loopback origins only).
     pub origins: AllowedOrigins,
+    /// `Host` names allowed besides loopback ones (default: none). The listener adds its
+    /// address ([`AllowedHosts::bound_at`]); on loopback a foreign `Host` gets 403.
+    pub hosts: AllowedHosts,
     /// Serve `wss://` / `https://` with this certificate (default: plain).
     pub tls: Option<ServerTls>,
     /// Time to finish TLS, the upgrade and `initialize` (default 10 s); then the connection
@@ -32,6 +35,7 @@ impl Default for ListenOptions {
     fn default() -> Self {
         ListenOptions {
             origins: AllowedOrigins::default(),
+            hosts: AllowedHosts::default(),
             tls: None,
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
             max_connections: 10_000,

@@ -57,6 +57,62 @@ fn held() -> &'static tokio::sync::Notify {
     HELD.get_or_init(tokio::sync::Notify::new)
 }
 
+/// A runtime serving the arcade's contract with [`Game`], on the wall clock.
+fn game_runtime() -> Runtime<Game> {
+    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
+    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
+    Runtime::from_server(server, Game)
+}
+
+/// `runtime` serving ada on one in-memory connection; the host's peer, its events and the
+/// serving task.
+fn serve_ada_in_memory(
+    runtime: &Runtime<Game>,
+) -> (
+    Peer,
+    mcpl_rpc::Events,
+    tokio::task::JoinHandle<Result<(), mcpl_server::Error>>,
+) {
+    let (host_side, server_side) = Transport::memory_pair();
+    let runtime = runtime.clone();
+    let connection = runtime.next_connection();
+    let serving = tokio::spawn(async move { runtime.serve(server_side, ada(), connection).await });
+    let (host, events) = Peer::start(host_side, PeerConfig::default());
+    (host, events, serving)
+}
+
+/// How a token test reaches the runtime.
+enum Listen {
+    WebSocket,
+    StreamableHttp,
+}
+
+/// `runtime` served on a free local port with the token `t-ada` for ada; the URL (`ws://...`
+/// or `http://.../mcp`) and the serving task.
+async fn serve_ada_token(
+    runtime: &Runtime<Game>,
+    listen: Listen,
+) -> (
+    String,
+    tokio::task::JoinHandle<Result<(), mcpl_server::Error>>,
+) {
+    use mcpl_server::{Identity, TokenMap};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let identity = Identity::Tokens(TokenMap::new().with("t-ada", "ada"));
+    let runtime = runtime.clone();
+    match listen {
+        Listen::WebSocket => (
+            format!("ws://{addr}"),
+            tokio::spawn(async move { runtime.serve_ws(listener, identity).await }),
+        ),
+        Listen::StreamableHttp => (
+            format!("http://{addr}/mcp"),
+            tokio::spawn(async move { runtime.serve_http(listener, "/mcp", identity).await }),
+        ),
+    }
+}
+
 async fn ask(peer: &Peer, method: &str, params: Value) -> Value {
     let options = RequestOptions::timeout(Duration::from_secs(30));
     peer.request_value(method, Some(params), options)
@@ -67,16 +123,8 @@ async fn ask(peer: &Peer, method: &str, params: Value) -> Value {
 
 #[tokio::test]
 async fn s6_1_driver_writes_results_and_pushes_in_rev_order() {
-    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
-    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
-    let runtime = Runtime::from_server(server, Game);
-    let (host_side, server_side) = Transport::memory_pair();
-    let serving = {
-        let runtime = runtime.clone();
-        let connection = runtime.next_connection();
-        tokio::spawn(async move { runtime.serve(server_side, ada(), connection).await })
-    };
-    let (host, mut events) = Peer::start(host_side, PeerConfig::default());
+    let runtime = game_runtime();
+    let (host, mut events, serving) = serve_ada_in_memory(&runtime);
     ask(
         &host,
         "initialize",
@@ -150,18 +198,9 @@ async fn handshake(peer: &Peer) {
 async fn s5_6_websocket_tokens_name_principals_and_connections_share_state() {
     use mcpl_rpc::Limits;
     use mcpl_rpc::transport::ws;
-    use mcpl_server::{Identity, TokenMap};
 
-    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
-    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
-    let runtime = Runtime::from_server(server, Game);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("ws://{}", listener.local_addr().unwrap());
-    let identity = Identity::Tokens(TokenMap::new().with("t-ada", "ada"));
-    let accepting = {
-        let runtime = runtime.clone();
-        tokio::spawn(async move { runtime.serve_ws(listener, identity).await })
-    };
+    let runtime = game_runtime();
+    let (url, accepting) = serve_ada_token(&runtime, Listen::WebSocket).await;
     let refused = ws::connect(&url, &[("Authorization", "Bearer nope")], Limits::default()).await;
     assert!(
         refused.is_err(),
@@ -202,18 +241,9 @@ async fn s5_6_websocket_tokens_name_principals_and_connections_share_state() {
 async fn s5_6_streamable_http_sessions_act_for_the_token_principal() {
     use mcpl_rpc::Limits;
     use mcpl_rpc::transport::http;
-    use mcpl_server::{Identity, TokenMap};
 
-    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
-    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
-    let runtime = Runtime::from_server(server, Game);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let identity = Identity::Tokens(TokenMap::new().with("t-ada", "ada"));
-    let serving = {
-        let runtime = runtime.clone();
-        tokio::spawn(async move { runtime.serve_http(listener, "/mcp", identity).await })
-    };
+    let runtime = game_runtime();
+    let (url, serving) = serve_ada_token(&runtime, Listen::StreamableHttp).await;
     let bad = http::connect(&url, &[("Authorization", "Bearer nope")], Limits::default()).unwrap();
     let (bad, _events) = Peer::start(bad, PeerConfig::default());
     let options = RequestOptions::timeout(Duration::from_secs(30));
@@ -254,16 +284,8 @@ async fn s5_6_streamable_http_sessions_act_for_the_token_principal() {
 
 #[tokio::test]
 async fn app_code_that_panics_still_answers_and_changes_nothing() {
-    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
-    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
-    let runtime = Runtime::from_server(server, Game);
-    let (host_side, server_side) = Transport::memory_pair();
-    let connection = runtime.next_connection();
-    let serving = {
-        let runtime = runtime.clone();
-        tokio::spawn(async move { runtime.serve(server_side, ada(), connection).await })
-    };
-    let (host, _events) = Peer::start(host_side, PeerConfig::default());
+    let runtime = game_runtime();
+    let (host, _events, serving) = serve_ada_in_memory(&runtime);
     handshake(&host).await;
     let r = ask(
         &host,
@@ -288,16 +310,8 @@ async fn app_code_that_panics_still_answers_and_changes_nothing() {
 
 #[tokio::test]
 async fn app_code_that_waits_runs_on_while_the_connection_serves_other_calls() {
-    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
-    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
-    let runtime = Runtime::from_server(server, Game);
-    let (host_side, server_side) = Transport::memory_pair();
-    let connection = runtime.next_connection();
-    let serving = {
-        let runtime = runtime.clone();
-        tokio::spawn(async move { runtime.serve(server_side, ada(), connection).await })
-    };
-    let (host, _events) = Peer::start(host_side, PeerConfig::default());
+    let runtime = game_runtime();
+    let (host, _events, serving) = serve_ada_in_memory(&runtime);
     handshake(&host).await;
     let options = RequestOptions::timeout(Duration::from_secs(30));
     // Its first poll does not finish, so it goes on in a task of its own...
@@ -336,9 +350,7 @@ async fn app_code_that_waits_runs_on_while_the_connection_serves_other_calls() {
 
 /// A runtime serving one in-memory connection of ada within `timeout`; the host's peer.
 fn serve_one(timeout: Duration) -> (Peer, mcpl_rpc::Events, tokio::task::JoinHandle<()>) {
-    let clock = WallClock::new(Instant::now(), UNIX_EPOCH);
-    let server = Server::new(arcade().build().unwrap(), ServerConfig::new(clock));
-    let runtime = Runtime::from_server(server, Game);
+    let runtime = game_runtime();
     let (host_side, server_side) = Transport::memory_pair();
     let serving = tokio::spawn(async move {
         let connection = runtime.next_connection();
@@ -383,14 +395,7 @@ async fn lifecycle_only_ping_is_served_before_initialize_and_nothing_changes() {
         error.message
     );
     assert_eq!(ask(&host, "ping", json!({})).await, json!({}));
-    ask(
-        &host,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18",
-        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}},
-        "clientInfo": {"name": "t", "version": "1"}}),
-    )
-    .await;
+    handshake(&host).await;
     // Nothing was opened before: the first open is the first instance.
     let open = ask(
         &host,
@@ -414,13 +419,7 @@ async fn a_connection_that_never_initializes_is_closed_by_the_handshake_timeout(
     }
     // One that initializes in time stays.
     let (host, _events, serving) = serve_one(Duration::from_secs(10));
-    ask(
-        &host,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    )
-    .await;
+    handshake(&host).await;
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert!(!serving.is_finished());
     assert_eq!(ask(&host, "ping", json!({})).await, json!({}));
@@ -429,13 +428,7 @@ async fn a_connection_that_never_initializes_is_closed_by_the_handshake_timeout(
 #[tokio::test]
 async fn bounded_errors_a_megabyte_tool_name_is_quoted_cut() {
     let (host, _events, _serving) = serve_one(Duration::from_secs(60));
-    ask(
-        &host,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    )
-    .await;
+    handshake(&host).await;
     let name = "n".repeat(1_000_000);
     let answer = host
         .request_value(

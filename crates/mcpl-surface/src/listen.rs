@@ -5,13 +5,15 @@
 //! Whoever reaches the endpoint acts with the backends' credentials, so off loopback a bearer
 //! token is required ([`ListenConfig::check`]); every request must carry it. A request with
 //! an `Origin` header is refused unless that origin is on loopback or names the address
-//! served (a web page must not drive a local surface).
+//! served (a web page must not drive a local surface), and on loopback a request whose `Host`
+//! is not a loopback name (DNS rebinding).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode};
 use mcpl_rpc::transport::http;
+use mcpl_rpc::transport::origin::AllowedHosts;
 
 use crate::error::Error;
 use crate::surface::Surface;
@@ -113,6 +115,7 @@ pub async fn serve(surface: Arc<Surface>, config: ListenConfig) -> Result<(), Er
     });
     let http_config = http::HttpServerConfig {
         authorize: Some(authorize),
+        hosts: AllowedHosts::default().bound_at(served),
         ..http::HttpServerConfig::default()
     };
     let (router, mut sessions) = http::router(PATH, http_config);

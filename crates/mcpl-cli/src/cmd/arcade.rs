@@ -3,7 +3,7 @@
 
 use anyhow::{Context, bail};
 use mcpl_arcade::{ArcadeConfig, ArcadeServer, RedisArcade};
-use mcpl_rpc::transport::origin::AllowedOrigins;
+use mcpl_rpc::transport::origin::{AllowedHosts, AllowedOrigins};
 use mcpl_rpc::transport::tls::ServerTls;
 use mcpl_server::listen::ListenOptions;
 use mcpl_server::{Identity, Principal, TokenMap};
@@ -48,6 +48,12 @@ pub struct ListenFlags {
     /// any). Repeatable. Requests from other origins get 403; requests without `Origin` pass.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub allow_origins: Vec<String>,
+    /// A `Host` name allowed besides loopback ones when listening on loopback
+    /// (`mcp.example` on any port, `mcp.example:8443` on that one; `*` for any), for a proxy
+    /// or tunnel in front. Repeatable. Against DNS rebinding, requests naming another host get
+    /// 403. Off loopback every name passes unless some are listed.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
     /// The PEM certificate chain for `--listen https://` or `wss://`.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -72,6 +78,7 @@ impl Default for ListenFlags {
     fn default() -> Self {
         ListenFlags {
             allow_origins: Vec::new(),
+            allow_hosts: Vec::new(),
             tls_cert: None,
             tls_key: None,
             handshake_timeout: 10.0,
@@ -96,6 +103,13 @@ impl ListenFlags {
         for origin in &self.allow_origins {
             origins = origins.allow(origin);
         }
+        let mut hosts = AllowedHosts::default();
+        for host in &self.allow_hosts {
+            if !AllowedHosts::is_entry(host) {
+                bail!("`--allow-host {host}`: expected HOST or HOST:PORT (no scheme, no path)");
+            }
+            hosts = hosts.allow(host);
+        }
         let server_tls = match (&self.tls_cert, &self.tls_key, tls) {
             (Some(cert), Some(key), true) => {
                 Some(ServerTls::from_pem_files(cert, key).map_err(|e| anyhow::anyhow!("{e}"))?)
@@ -114,6 +128,7 @@ impl ListenFlags {
         let idle = seconds("--idle-timeout", self.idle_timeout)?;
         Ok(ListenOptions {
             origins,
+            hosts,
             tls: server_tls,
             handshake_timeout: seconds("--handshake-timeout", self.handshake_timeout)?,
             max_connections: self.max_connections,

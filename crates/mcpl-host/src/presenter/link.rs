@@ -61,11 +61,24 @@ mod tests {
         };
         assert_eq!(
             down.to_string(),
-            "down (connection closed); retry 3 in 400 ms"
+            "down (connection closed); retry 3 within 400 ms"
         );
         assert_eq!(
             LinkState::Connecting { attempt: 3 }.to_string(),
             "reconnecting (attempt 3)"
+        );
+    }
+
+    #[test]
+    fn a_link_lost_with_no_wait_says_reconnecting_now_not_retry_in_0_ms() {
+        let just_lost = LinkState::Down {
+            attempt: 1,
+            error: "connection closed".into(),
+            retry_in: Duration::ZERO,
+        };
+        assert_eq!(
+            just_lost.to_string(),
+            "down (connection closed); reconnecting now"
         );
     }
 }

@@ -31,13 +31,19 @@ impl std::fmt::Display for LinkState {
             LinkState::Connecting { attempt: 1 } => write!(f, "connecting"),
             LinkState::Connecting { attempt } => write!(f, "reconnecting (attempt {attempt})"),
             LinkState::Up => write!(f, "connected"),
+            // No wait (the connection just ended): the next attempt is under way, and a
+            // "retry in 0 ms" would read as a promise already broken.
+            LinkState::Down {
+                error, retry_in, ..
+            } if retry_in.is_zero() => write!(f, "down ({error}); reconnecting now"),
+            // The wait is told as the state was reported: it may have partly passed since.
             LinkState::Down {
                 attempt,
                 error,
                 retry_in,
             } => write!(
                 f,
-                "down ({error}); retry {} in {} ms",
+                "down ({error}); retry {} within {} ms",
                 attempt + 1,
                 retry_in.as_millis()
             ),

@@ -1,6 +1,7 @@
 //! A child process spoken to over its stdin and stdout (MCP stdio, host side).
 
-pub use super::stderr::{STDERR_BACKLOG, StderrLines};
+use super::stderr::LineSplitter;
+pub use super::stderr::{STDERR_BACKLOG, STDERR_LINE_MAX, StderrLines};
 use super::{Transport, TransportKind, lines};
 use crate::error::RpcError;
 use mcpl_protocol::frame::Limits;
@@ -24,21 +25,22 @@ pub enum StderrMode {
     Discard,
 }
 
-/// Reads `err` line by line into `tx` until it ends. A line that finds the backlog full is
-/// dropped and counted in `dropped`; each run of drops is told by one warning, when the next
-/// line fits or the stream ends. Once the reader is gone, lines are read and discarded.
+/// Reads `err` chunk by chunk, as lines of at most [`STDERR_LINE_MAX`] bytes, into `tx` until
+/// it ends. A line that finds the backlog full is dropped and counted in `dropped`; each run of
+/// drops is told by one warning, when the next line fits or the stream ends. Once the reader is
+/// gone, the stream is read and discarded.
 async fn pump_stderr<R: AsyncBufRead + Unpin>(
-    err: R,
+    mut err: R,
     tx: mpsc::Sender<String>,
     dropped: Arc<AtomicU64>,
 ) {
-    let mut lines = err.lines();
+    let mut splitter = LineSplitter::new(STDERR_LINE_MAX);
     // Lines dropped since the last warning.
     let mut run: u64 = 0;
     let mut open = true;
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut send = |line: String| {
         if !open {
-            continue;
+            return;
         }
         match tx.try_send(line) {
             Ok(()) => warn_dropped(&mut run),
@@ -48,7 +50,17 @@ async fn pump_stderr<R: AsyncBufRead + Unpin>(
             }
             Err(mpsc::error::TrySendError::Closed(_)) => open = false,
         }
+    };
+    loop {
+        let chunk = match err.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(chunk) => chunk,
+        };
+        let read = chunk.len();
+        splitter.push(chunk).into_iter().for_each(&mut send);
+        err.consume(read);
     }
+    splitter.finish().into_iter().for_each(send);
     warn_dropped(&mut run);
 }
 

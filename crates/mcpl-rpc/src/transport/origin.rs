@@ -1,10 +1,15 @@
-//! Which browser origins may reach a server (MCP's transport rules: validate `Origin` against
-//! DNS rebinding).
+//! Which browser origins and which `Host` names may reach a server (MCP's transport rules:
+//! validate `Origin`, and on loopback the `Host` too, against DNS rebinding).
 //!
 //! A request without an `Origin` header comes from a program, not a page, and passes. One with
 //! an `Origin` passes when it is a loopback origin (`http://localhost:PORT`,
 //! `http://127.0.0.1`, `https://[::1]:8443`, ...) or one the operator allowed; anything else is
 //! refused with 403 by the servers in this crate.
+//!
+//! A page on a name the attacker controls can make that name resolve to `127.0.0.1` (DNS
+//! rebinding); the browser then sends no foreign `Origin` for its own requests, but it does
+//! send the attacker's name as `Host`. So a server bound at loopback takes only loopback names
+//! in `Host` ([`AllowedHosts`]), besides the ones the operator allowed.
 //!
 //! A server that serves its own pages (the inspector) checks more strictly with
 //! [`BoundSite`]: the `Host` header must name the address it is bound at, and an `Origin`
@@ -78,6 +83,154 @@ impl AllowedOrigins {
     }
 }
 
+/// The `Host` names a server accepts (against DNS rebinding): by default the loopback names
+/// `localhost`, `127.0.0.1` and `[::1]`, with any port or none, and the names the operator
+/// allowed. [`bound_at`](Self::bound_at) adds the address the server is bound at, and off
+/// loopback, where the server cannot know its names, takes every name unless the operator
+/// listed some.
+///
+/// The port of a loopback name is not checked: a browser's `Host` always carries the port it
+/// connected to, so a rebound page cannot send a loopback name at all, while a tunnel or relay
+/// in front (`ssh -L 9000:localhost:8080`) legitimately sends its own port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedHosts {
+    any: bool,
+    /// Loopback names that pass, on any port (lowercase, without port).
+    loopback: Vec<String>,
+    /// Names the operator allowed: `name` (any port, or none) or `name:port`.
+    listed: Vec<String>,
+}
+
+impl Default for AllowedHosts {
+    /// Loopback names only, on any port.
+    fn default() -> Self {
+        AllowedHosts {
+            any: false,
+            loopback: ["localhost", "127.0.0.1", "[::1]"]
+                .map(str::to_owned)
+                .to_vec(),
+            listed: Vec::new(),
+        }
+    }
+}
+
+impl AllowedHosts {
+    /// Loopback names only, on any port (the default).
+    pub fn loopback() -> Self {
+        Self::default()
+    }
+
+    /// Every name: for a server that relies on credentials alone.
+    pub fn any() -> Self {
+        AllowedHosts {
+            any: true,
+            ..Self::default()
+        }
+    }
+
+    /// Also allows `host` (`mcp.example`: on any port; `mcp.example:8443`: on that port only;
+    /// compared case-insensitively); `*` allows every name.
+    pub fn allow(mut self, host: &str) -> Self {
+        let host = host.trim().to_ascii_lowercase();
+        if host == "*" {
+            self.any = true;
+        } else if !self.listed.contains(&host) {
+            self.listed.push(host);
+        }
+        self
+    }
+
+    /// Whether `host` is something [`allow`](Self::allow) can match: `*`, `name`,
+    /// `name:port`, `[v6]` or `[v6]:port`, without a scheme or a path.
+    pub fn is_entry(host: &str) -> bool {
+        let host = host.trim();
+        host == "*" || split_host(host).is_some()
+    }
+
+    /// These rules for a server bound at `addr`. On loopback, `addr`'s own address passes too
+    /// (`127.0.0.5`). Off loopback (an unspecified address too) the server is reached by names
+    /// it cannot know: without listed names every name passes, with some those, the loopback
+    /// names and `addr` itself.
+    pub fn bound_at(mut self, addr: std::net::SocketAddr) -> Self {
+        if !addr.ip().is_loopback() {
+            if self.listed.is_empty() {
+                self.any = true;
+            } else if !addr.ip().is_unspecified() {
+                self = self.allow(&addr.to_string());
+            }
+            return self;
+        }
+        let ip = match addr {
+            std::net::SocketAddr::V4(v4) => v4.ip().to_string(),
+            std::net::SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+        };
+        if !self.loopback.contains(&ip) {
+            self.loopback.push(ip);
+        }
+        self
+    }
+
+    /// Whether a request whose `Host` header is `host` (`None`: no header) may go on. A
+    /// missing or malformed `Host` passes only when every name does.
+    pub fn permits(&self, host: Option<&str>) -> bool {
+        if self.any {
+            return true;
+        }
+        let Some(host) = host.map(|h| h.trim().to_ascii_lowercase()) else {
+            return false;
+        };
+        let Some((name, _)) = split_host(&host) else {
+            return false;
+        };
+        self.loopback.iter().any(|n| n == name)
+            || self
+                .listed
+                .iter()
+                .any(|entry| *entry == host || entry == name)
+    }
+}
+
+/// Why a request with `Host` `host` (`None`: no header) was refused, for the 403 and the log.
+pub fn host_refusal(host: Option<&str>) -> String {
+    match host {
+        Some(host) => format!(
+            "host `{}` is not allowed: against DNS rebinding, a server on loopback takes only \
+             loopback names and those its operator allowed (`mcpl arcade --allow-host`)",
+            mcpl_protocol::clip::clip(host)
+        ),
+        None => "a request without a Host header is not allowed".to_owned(),
+    }
+}
+
+/// `name` and its port, from a `Host` value (`name`, `name:port`, `[v6]`, `[v6]:port`);
+/// `None` when it is not of that form.
+fn split_host(host: &str) -> Option<(&str, Option<u16>)> {
+    if host.is_empty() || host.contains(['/', '@', '?', '#', ' ', '\\']) {
+        return None;
+    }
+    let (name, port) = if host.starts_with('[') {
+        let close = host.find(']')?;
+        let (name, rest) = host.split_at(close + 1);
+        match rest {
+            "" => (name, None),
+            _ => (name, Some(rest.strip_prefix(':')?)),
+        }
+    } else {
+        match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        }
+    };
+    if name.is_empty() {
+        return None;
+    }
+    match port {
+        None => Some((name, None)),
+        Some(port) if is_port(port) => Some((name, port.parse().ok())),
+        Some(_) => None,
+    }
+}
+
 /// The site a server bound at one address is, for a server that serves its own pages: which
 /// `Host` names reach it, and which `Origin` is its own.
 ///
@@ -119,7 +272,7 @@ impl BoundSite {
         };
         let known = match &self.hosts {
             Some(hosts) => hosts.iter().any(|h| h.eq_ignore_ascii_case(host)),
-            None => !host.is_empty() && !host.contains(['/', '@', '?', '#', ' ']),
+            None => split_host(host).is_some(),
         };
         known
             && AllowedOrigins::none()
@@ -268,7 +421,106 @@ mod tests {
         ));
         assert!(!s.permits(Some("inspect.example:8080"), Some("http://evil.example")));
         assert!(!s.permits(Some("a@b"), None));
+        assert!(!s.permits(Some("inspect.example:port"), None));
         assert!(!s.permits(None, None));
+    }
+
+    fn hosts_at(addr: &str) -> AllowedHosts {
+        AllowedHosts::default().bound_at(addr.parse().unwrap())
+    }
+
+    #[test]
+    fn dns_rebinding_a_loopback_server_takes_loopback_hosts_only() {
+        let hosts = hosts_at("127.0.0.1:8080");
+        for host in [
+            "localhost:8080",
+            "localhost",
+            "LOCALHOST:8080",
+            "127.0.0.1:8080",
+            "127.0.0.1",
+            "[::1]:8080",
+            "[::1]",
+            " localhost:8080 ",
+            // A tunnel or relay in front sends its own port.
+            "localhost:9000",
+        ] {
+            assert!(hosts.permits(Some(host)), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example:8080",
+            "127.0.0.1.nip.io:8080",
+            "127.0.0.2:8080",
+            "[::2]:8080",
+            "localhost:",
+            "localhost:99999",
+            "localhost:8080@evil.example",
+            "[::1",
+            ":8080",
+            "",
+        ] {
+            assert!(!hosts.permits(Some(host)), "{host}");
+        }
+        assert!(!hosts.permits(None), "a request without Host");
+    }
+
+    #[test]
+    fn dns_rebinding_the_bound_loopback_address_itself_passes() {
+        assert!(hosts_at("127.0.0.5:9").permits(Some("127.0.0.5:9")));
+        assert!(!hosts_at("127.0.0.1:9").permits(Some("127.0.0.5:9")));
+        assert!(hosts_at("[::1]:9").permits(Some("[::1]:9")));
+    }
+
+    #[test]
+    fn dns_rebinding_before_binding_loopback_names_pass() {
+        let hosts = AllowedHosts::default();
+        assert!(hosts.permits(Some("localhost:1")));
+        assert!(hosts.permits(Some("[::1]:65535")));
+        assert!(!hosts.permits(Some("evil.example:1")));
+    }
+
+    #[test]
+    fn dns_rebinding_allowed_hosts_pass_by_name_or_by_name_and_port() {
+        let hosts = AllowedHosts::default()
+            .allow("MCP.example")
+            .allow("tunnel.example:443")
+            .bound_at("127.0.0.1:8080".parse().unwrap());
+        assert!(hosts.permits(Some("mcp.example")));
+        assert!(hosts.permits(Some("mcp.example:8443")));
+        assert!(hosts.permits(Some("tunnel.example:443")));
+        assert!(!hosts.permits(Some("tunnel.example:444")));
+        assert!(!hosts.permits(Some("tunnel.example")));
+        assert!(!hosts.permits(Some("evil.example")));
+        assert!(AllowedHosts::is_entry("mcp.example:8443"));
+        assert!(AllowedHosts::is_entry("*"));
+        assert!(!AllowedHosts::is_entry("https://mcp.example"));
+        assert!(!AllowedHosts::is_entry("mcp.example:port"));
+        let every = AllowedHosts::default().allow("*");
+        assert!(every.permits(Some("evil.example")));
+        assert!(every.permits(None));
+        assert!(AllowedHosts::any().permits(Some("anything")));
+    }
+
+    #[test]
+    fn dns_rebinding_off_loopback_every_host_passes_unless_some_are_listed() {
+        for addr in ["10.0.0.1:80", "0.0.0.0:80", "[::]:80"] {
+            let hosts = hosts_at(addr);
+            assert!(hosts.permits(Some("mcp.example")), "{addr}");
+            assert!(hosts.permits(None), "{addr}");
+        }
+        let listed = AllowedHosts::default()
+            .allow("mcp.example")
+            .bound_at("10.0.0.1:80".parse().unwrap());
+        assert!(listed.permits(Some("mcp.example")));
+        assert!(listed.permits(Some("10.0.0.1:80")));
+        assert!(listed.permits(Some("localhost:80")));
+        assert!(!listed.permits(Some("evil.example")));
+        let unspecified = AllowedHosts::default()
+            .allow("mcp.example")
+            .bound_at("0.0.0.0:80".parse().unwrap());
+        assert!(!unspecified.permits(Some("evil.example")));
+        assert!(!unspecified.permits(Some("0.0.0.0:80")));
     }
 
     #[test]

@@ -44,6 +44,13 @@ impl Handshake {
             .map(|v| v.to_str().unwrap_or("?"));
         allowed.permits(origin)
     }
+
+    /// Whether the handshake's `Host` is one `allowed` permits (against DNS rebinding); a
+    /// server refuses the others with 403 (see [`Rejection::forbidden_host`]).
+    pub fn host_permitted(&self, allowed: &super::origin::AllowedHosts) -> bool {
+        let host = self.headers.get("host").map(|v| v.to_str().unwrap_or("?"));
+        allowed.permits(host)
+    }
 }
 
 impl Rejection {
@@ -59,6 +66,20 @@ impl Rejection {
         Rejection {
             status: StatusCode::FORBIDDEN,
             message: format!("origin `{origin}` is not allowed"),
+        }
+    }
+
+    /// The 403 for a handshake whose `Host` is not allowed; logged.
+    pub fn forbidden_host(handshake: &Handshake) -> Rejection {
+        let host = handshake
+            .headers
+            .get("host")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let why = super::origin::host_refusal(host.as_deref());
+        tracing::warn!("refused a websocket: {why}");
+        Rejection {
+            status: StatusCode::FORBIDDEN,
+            message: why,
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Shared test harness: a peer wired to a raw line end that the test drives byte by byte,
 //! and a small application that answers `ping` and `echo`; a Streamable HTTP server and its
-//! sessions ([`streamable`]); a throwaway PKI ([`pki`]).
+//! sessions ([`streamable`]); a raw HTTP client ([`raw_http`]); a throwaway PKI ([`pki`]).
 #![allow(dead_code)]
 
 pub mod pki;
+pub mod raw_http;
 pub mod streamable;
 
 use mcpl_rpc::{Event, Events, Limits, Peer, PeerConfig, Transport, decode_params};

@@ -3,7 +3,8 @@
 use axum::Router;
 use axum::http::HeaderMap;
 use mcpl_rpc::transport::http;
-use mcpl_rpc::{Event, Events, Peer, PeerConfig, RequestOptions, TransportKind};
+use mcpl_rpc::{Event, Events, Peer, PeerConfig, RequestOptions, RpcError, TransportKind};
+use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -53,4 +54,56 @@ pub fn run_sessions(
         }
     });
     rx
+}
+
+/// An MCP-ish server application: answers `initialize`, `ping`, `echo` (its params back) and
+/// `test/race` (a notification on the request's own stream, then one on the GET stream, then
+/// the answer), any other request with -32601; forwards every other event.
+pub fn answer(peer: Peer, mut events: Events) -> mpsc::UnboundedReceiver<Event> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let Event::Request {
+                request, responder, ..
+            } = event
+            else {
+                let _ = tx.send(event);
+                continue;
+            };
+            let _ = match request.method.as_str() {
+                "initialize" => responder.respond(json!({
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {},
+                    "serverInfo": {"name": "test", "version": "0"}
+                })),
+                "ping" => responder.respond(json!({})),
+                "echo" => responder.respond(request.params.clone().unwrap_or(Value::Null)),
+                "test/race" => {
+                    // Written first, on this POST's SSE stream ...
+                    responder.notify("test/a", None).unwrap();
+                    // ... written second, on the GET stream.
+                    peer.notify_value("test/b", None).unwrap();
+                    responder.respond(json!({"done": true}))
+                }
+                _ => responder.method_not_found(),
+            };
+        }
+    });
+    rx
+}
+
+/// The client's side of the MCP handshake: `initialize` (its answer must name [`PROTOCOL`]),
+/// then `notifications/initialized`.
+pub async fn initialize(client: &Peer) -> Result<(), RpcError> {
+    let init = client
+        .request_value(
+            "initialize",
+            Some(json!({"protocolVersion": PROTOCOL, "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "0"}})),
+            opts(),
+        )
+        .await?;
+    assert_eq!(init.value["protocolVersion"], PROTOCOL);
+    client.notify_value("notifications/initialized", None)?;
+    Ok(())
 }

@@ -14,8 +14,9 @@
 //! [related](crate::Outbound::related) to an open request on that request's stream, anything
 //! else on the GET stream. Order holds only within one stream (RFC-014 §6.1).
 //!
-//! What every request meets first, in order: the `Origin` check (403, see
-//! [`AllowedOrigins`]), [`HttpServerConfig::authorize`] (its status), then the session it
+//! What every request meets first, in order: the `Host` check (403 with a JSON-RPC error, see
+//! [`AllowedHosts`]), the `Origin` check (403, see [`AllowedOrigins`]),
+//! [`HttpServerConfig::authorize`] (its status), then the session it
 //! names, which must exist and belong to the same [owner](HttpServerConfig::owner) as the
 //! request (404 otherwise: a session is never revealed to other credentials). Sessions are
 //! capped in all and per owner, and end after [`HttpServerConfig::idle_timeout`] without
@@ -27,7 +28,7 @@ use super::body::read_capped;
 use super::headers::{LAST_EVENT_ID_HEADER, SESSION_HEADER};
 use super::replay::Replay;
 use super::sse::sse_event;
-use crate::transport::origin::AllowedOrigins;
+use crate::transport::origin::{AllowedHosts, AllowedOrigins};
 use crate::transport::{Guard, Inbound, Outbound, Transport, TransportKind};
 use axum::Router;
 use axum::body::Body;
@@ -70,6 +71,10 @@ pub struct HttpServerConfig {
     pub owner: Option<Owner>,
     /// Browser origins allowed (default: loopback origins; requests without `Origin` pass).
     pub origins: AllowedOrigins,
+    /// `Host` names allowed (default: loopback names, any port). A server that binds the
+    /// router passes its address through [`AllowedHosts::bound_at`]: off loopback, every name
+    /// then passes unless some are listed.
+    pub hosts: AllowedHosts,
     /// Sessions open at once, in all (default 10,000).
     pub max_sessions: usize,
     /// Sessions open at once per owner (default 64: an agent, its tools, replicas' clients).
@@ -96,6 +101,7 @@ impl Default for HttpServerConfig {
             authorize: None,
             owner: None,
             origins: AllowedOrigins::default(),
+            hosts: AllowedHosts::default(),
             max_sessions: 10_000,
             max_sessions_per_owner: 64,
             idle_timeout: Some(Duration::from_secs(30 * 60)),
@@ -114,6 +120,7 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("authorize", &self.authorize.is_some())
             .field("owner", &self.owner.is_some())
             .field("origins", &self.origins)
+            .field("hosts", &self.hosts)
             .field("max_sessions", &self.max_sessions)
             .field("max_sessions_per_owner", &self.max_sessions_per_owner)
             .field("idle_timeout", &self.idle_timeout)
@@ -351,8 +358,16 @@ impl Session {
 type Refusal = Box<Response>;
 
 impl ServerState {
-    /// The `Origin` check, then `authorize`; the request's owner when both pass.
+    /// The `Host` and `Origin` checks, then `authorize`; the request's owner when all pass.
     fn admit(&self, headers: &HeaderMap) -> Result<String, Refusal> {
+        let host = headers.get(header::HOST).map(|v| v.to_str().unwrap_or("?"));
+        if !self.config.hosts.permits(host) {
+            let why = crate::transport::origin::host_refusal(host);
+            tracing::warn!("refused a request: {why}");
+            let error = ErrorObject::new(ErrorCode::InvalidRequest, why);
+            let reply = Message::Response(RpcResponse::error(None, error));
+            return Err(Box::new(json_response(StatusCode::FORBIDDEN, &reply)));
+        }
         let origin = headers
             .get(header::ORIGIN)
             .map(|v| v.to_str().unwrap_or("?"));
