@@ -204,3 +204,43 @@ async fn the_server_answers_a_raw_clients_ping_and_closing_handshake() {
         other => panic!("expected the connection to close, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_server_flooded_with_frames_it_has_not_read_still_writes_and_closes() {
+    // One task moves the server's frames both ways: while the peer's inbound queue is full
+    // it must still write what the peer sends and end when the peer closes.
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (client, mut client_events) = Peer::start(client_t, PeerConfig::default());
+    let (server, _server_events) = Peer::start(server_t, PeerConfig::default());
+    for i in 0..2_000 {
+        client
+            .notify_value("flood", Some(json!({"i": i, "pad": "x".repeat(256)})))
+            .unwrap();
+    }
+    server
+        .notify_value("still/writing", Some(json!({})))
+        .unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match client_events.recv().await {
+                Some(Event::Notification { notification, .. })
+                    if notification.method == "still/writing" =>
+                {
+                    return true;
+                }
+                Some(_) => {}
+                None => return false,
+            }
+        }
+    })
+    .await;
+    assert_eq!(seen, Ok(true), "the server's notification never arrived");
+    tokio::time::timeout(Duration::from_secs(10), server.close())
+        .await
+        .expect("the server closed while frames were still arriving");
+    assert!(server.is_closed());
+}

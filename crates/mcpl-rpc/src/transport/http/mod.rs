@@ -17,7 +17,7 @@ use mcpl_protocol::jsonrpc::{DecodeError, Message};
 use mcpl_protocol::sniff::SNIFF_BYTES;
 
 pub use client::{connect, connect_with};
-pub use server::{Authorize, HttpServerConfig, HttpSession, Owner, router};
+pub use server::{Authorize, HttpServerConfig, HttpSession, Owner, router, serve};
 
 /// The session header (`Mcp-Session-Id`).
 pub const SESSION_HEADER: &str = "mcp-session-id";
