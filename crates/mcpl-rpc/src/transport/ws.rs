@@ -303,6 +303,8 @@ async fn move_frames<S>(
         }
     }
     if writing {
-        let _ = ws.close(None).await;
+        // The sink's close (not `WebSocketStream::close`): it also flushes the reply to a
+        // closing handshake the other side started.
+        let _ = SinkExt::close(&mut ws).await;
     }
 }
