@@ -244,3 +244,47 @@ async fn a_server_flooded_with_frames_it_has_not_read_still_writes_and_closes() 
         .expect("the server closed while frames were still arriving");
     assert!(server.is_closed());
 }
+
+#[tokio::test]
+async fn two_peers_writing_large_messages_to_each_other_at_once_both_get_through() {
+    // Each side writes more than the sockets buffer while the other does the same: a side
+    // that stopped reading while it wrote would wait forever on the other.
+    let limits = Limits {
+        max_frame_bytes: 8 * 1024 * 1024,
+        ..Limits::default()
+    };
+    let (listener, url) = listener().await;
+    let server = tokio::spawn(async move { ws::accept_next(&listener, limits).await.unwrap() });
+    let client_t = ws::connect(&url, &[], limits).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (client, client_events) = Peer::start(client_t, PeerConfig::default());
+    let (server, server_events) = Peer::start(server_t, PeerConfig::default());
+    let big = "b".repeat(3 * 1024 * 1024);
+    for _ in 0..4 {
+        client
+            .notify_value("big", Some(json!({"text": big})))
+            .unwrap();
+        server
+            .notify_value("big", Some(json!({"text": big})))
+            .unwrap();
+    }
+    async fn count_big(mut events: mcpl_rpc::Events) -> usize {
+        let mut seen = 0;
+        while seen < 4 {
+            match events.recv().await {
+                Some(Event::Notification { notification, .. }) if notification.method == "big" => {
+                    seen += 1;
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        seen
+    }
+    let both = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(count_big(client_events), count_big(server_events))
+    })
+    .await
+    .expect("the two sides waited on each other");
+    assert_eq!(both, (4, 4));
+}

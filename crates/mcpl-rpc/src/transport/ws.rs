@@ -4,8 +4,10 @@
 use super::{ClientOptions, Guard, Inbound, Transport, TransportKind};
 use crate::error::RpcError;
 use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{Sink, SinkExt, Stream};
 use mcpl_protocol::frame::{FrameError, Limits};
+use std::pin::Pin;
+use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::WebSocketStream;
@@ -240,10 +242,20 @@ fn inbound_of(message: WsMessage, limits: &Limits) -> Option<Inbound> {
     })
 }
 
+/// What the WebSocket itself did while [`move_frames`] waited on it.
+enum Wire {
+    /// A frame was read (or the read side ended).
+    Read(Option<Result<WsMessage, tungstenite::Error>>),
+    /// The message being written is on the wire.
+    Flushed(Result<(), tungstenite::Error>),
+}
+
 /// Moves frames both ways on one task until the peer lets go of the transport: messages
 /// from `rx` are written in order; frames read go to `tx` in read order, ending with
-/// [`Inbound::Closed`]. A frame read waits here while the peer's inbound queue is full, and
-/// reading pauses meanwhile, but writing goes on: the peer never waits for this task.
+/// [`Inbound::Closed`]. Reading goes on while a message is being written (two peers writing
+/// large messages to each other never wait on each other), and a frame read waits here while
+/// the peer's inbound queue is full without holding up writes: the peer never waits for this
+/// task.
 async fn move_frames<S>(
     mut ws: WebSocketStream<S>,
     limits: Limits,
@@ -257,33 +269,49 @@ async fn move_frames<S>(
     let mut end: Option<Option<String>> = None;
     let mut reading = true;
     let mut writing = true;
+    // A message handed to tungstenite and not yet flushed: the next waits for it.
+    let mut flushing = false;
     loop {
+        let can_read = reading && pending.is_none();
+        // One future polls both directions of the one stream.
+        let wire = std::future::poll_fn(|cx| {
+            if flushing && let Poll::Ready(flushed) = Pin::new(&mut ws).poll_flush(cx) {
+                return Poll::Ready(Wire::Flushed(flushed));
+            }
+            if can_read && let Poll::Ready(read) = Pin::new(&mut ws).poll_next(cx) {
+                return Poll::Ready(Wire::Read(read));
+            }
+            Poll::Pending
+        });
         tokio::select! {
-            out = rx.recv() => match out {
+            out = rx.recv(), if !flushing => match out {
                 None => break,
                 // After a failed write the rest is dropped: the wire is gone.
                 Some(_) if !writing => {}
                 Some(out) => {
                     let text = out.message.to_json();
-                    if let Err(e) = ws.send(WsMessage::text(text)).await {
-                        writing = false;
-                        if !matches!(e, tungstenite::Error::ConnectionClosed) && reading {
-                            reading = false;
-                            end = Some(Some(format!("websocket write failed: {e}")));
-                        }
+                    match Pin::new(&mut ws).start_send(WsMessage::text(text)) {
+                        Ok(()) => flushing = true,
+                        Err(e) => write_failed(e, &mut writing, &mut reading, &mut end),
                     }
                 }
             },
-            read = ws.next(), if reading && pending.is_none() => match read {
-                None => {
+            wire = wire, if flushing || can_read => match wire {
+                Wire::Flushed(flushed) => {
+                    flushing = false;
+                    if let Err(e) = flushed {
+                        write_failed(e, &mut writing, &mut reading, &mut end);
+                    }
+                }
+                Wire::Read(None) => {
                     reading = false;
                     end = Some(None);
                 }
-                Some(Err(e)) => {
+                Wire::Read(Some(Err(e))) => {
                     reading = false;
                     end = Some(Some(format!("websocket read failed: {e}")));
                 }
-                Some(Ok(message)) => match inbound_of(message, &limits) {
+                Wire::Read(Some(Ok(message))) => match inbound_of(message, &limits) {
                     Some(Inbound::Closed { reason }) => {
                         reading = false;
                         end = Some(reason);
@@ -303,8 +331,23 @@ async fn move_frames<S>(
         }
     }
     if writing {
-        // The sink's close (not `WebSocketStream::close`): it also flushes the reply to a
-        // closing handshake the other side started.
+        // The sink's close (not `WebSocketStream::close`): it also flushes what is queued
+        // and the reply to a closing handshake the other side started.
         let _ = SinkExt::close(&mut ws).await;
+    }
+}
+
+/// A write failed: nothing more is written, and unless the other side simply closed, the
+/// read side ends too, with the reason.
+fn write_failed(
+    error: tungstenite::Error,
+    writing: &mut bool,
+    reading: &mut bool,
+    end: &mut Option<Option<String>>,
+) {
+    *writing = false;
+    if !matches!(error, tungstenite::Error::ConnectionClosed) && *reading {
+        *reading = false;
+        *end = Some(Some(format!("websocket write failed: {error}")));
     }
 }
