@@ -81,13 +81,15 @@ impl Driver {
             let _ = self.events.send(Box::new(Event::Closed {
                 reason: reason.clone(),
             }));
-            closer = self.finish_answers().await;
+            // Boxed, as is the shutdown below: rare paths whose futures would otherwise size
+            // every connection's task for its whole life.
+            closer = Box::pin(self.finish_answers()).await;
         }
         lock(&self.incoming).closed = true;
         if !read_ended {
             let _ = self.events.send(Box::new(Event::Closed { reason }));
         }
-        self.transport.shutdown().await;
+        Box::pin(self.transport.shutdown()).await;
         if let Some(done) = closer {
             let _ = done.send(());
         }

@@ -349,7 +349,7 @@ async fn the_client_resumes_a_cut_stream_and_gets_every_push_once() {
     let mut servers = run_sessions(sessions);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let target = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    tokio::spawn(http::serve(listener, router));
     let (proxy, cut) = cutting_proxy(target).await;
     let url = format!("http://{proxy}/mcp");
     let transport = http::connect(&url, &[], Limits::default()).unwrap();
@@ -421,7 +421,7 @@ async fn https_end_to_end_with_the_ca_and_refused_without_it() {
     let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = tcp.local_addr().unwrap().port();
     let listener = tls.listener(tcp, Duration::from_secs(10));
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    tokio::spawn(http::serve(listener, router));
     let url = format!("https://localhost:{port}/mcp");
 
     let trusted = ClientOptions::new().tls(ClientTls::with_ca_pem(ca.as_bytes()).unwrap());

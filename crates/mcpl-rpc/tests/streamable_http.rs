@@ -419,3 +419,41 @@ async fn h76_an_oversized_answer_or_request_from_the_server_fails_at_once() {
         client.close().await;
     }
 }
+
+#[tokio::test]
+async fn a_one_mebibyte_message_goes_both_ways_through_eight_kib_connection_buffers() {
+    // `http::serve` holds each connection's buffer to 8 KiB at rest: a body far larger streams
+    // through it, both ways, and the session goes on with small messages after.
+    let (router, sessions) = http::router("/mcp", HttpServerConfig::default());
+    let _servers = run_sessions(sessions);
+    let url = serve(router).await;
+    let transport = http::connect(&url, &[], Limits::default()).unwrap();
+    let (client, client_events) = Peer::start(transport, PeerConfig::default());
+    let _client_seen = answer_pings(client_events);
+    initialize(&client).await;
+    let big = "z".repeat(1024 * 1024);
+    let echo = client
+        .request_value("echo", Some(json!({"text": big})), opts())
+        .await
+        .unwrap();
+    assert_eq!(echo.value, json!({"text": big}));
+    let echo = client
+        .request_value("echo", Some(json!({"text": "small"})), opts())
+        .await
+        .unwrap();
+    assert_eq!(echo.value, json!({"text": "small"}));
+}
+
+#[tokio::test]
+async fn a_request_head_larger_than_the_connection_buffer_is_refused() {
+    let (router, _sessions) = http::router("/mcp", HttpServerConfig::default());
+    let url = serve(router).await;
+    let answer = reqwest::Client::new()
+        .post(&url)
+        .header("x-padding", "p".repeat(16 * 1024))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+}

@@ -215,3 +215,87 @@ async fn the_server_answers_a_raw_clients_ping_and_closing_handshake() {
         other => panic!("expected the connection to close, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_server_flooded_with_frames_it_has_not_read_still_writes_and_closes() {
+    // One task moves the server's frames both ways: while the peer's inbound queue is full
+    // it must still write what the peer sends and end when the peer closes.
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (client, mut client_events) = Peer::start(client_t, PeerConfig::default());
+    let (server, _server_events) = Peer::start(server_t, PeerConfig::default());
+    for i in 0..2_000 {
+        client
+            .notify_value("flood", Some(json!({"i": i, "pad": "x".repeat(256)})))
+            .unwrap();
+    }
+    server
+        .notify_value("still/writing", Some(json!({})))
+        .unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match client_events.recv().await {
+                Some(Event::Notification { notification, .. })
+                    if notification.method == "still/writing" =>
+                {
+                    return true;
+                }
+                Some(_) => {}
+                None => return false,
+            }
+        }
+    })
+    .await;
+    assert_eq!(seen, Ok(true), "the server's notification never arrived");
+    tokio::time::timeout(Duration::from_secs(10), server.close())
+        .await
+        .expect("the server closed while frames were still arriving");
+    assert!(server.is_closed());
+}
+
+#[tokio::test]
+async fn two_peers_writing_large_messages_to_each_other_at_once_both_get_through() {
+    // Each side writes more than the sockets buffer while the other does the same: a side
+    // that stopped reading while it wrote would wait forever on the other.
+    let limits = Limits {
+        max_frame_bytes: 8 * 1024 * 1024,
+        ..Limits::default()
+    };
+    let (listener, url) = listener().await;
+    let server = tokio::spawn(async move { ws::accept_next(&listener, limits).await.unwrap() });
+    let client_t = ws::connect(&url, &[], limits).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (client, client_events) = Peer::start(client_t, PeerConfig::default());
+    let (server, server_events) = Peer::start(server_t, PeerConfig::default());
+    let big = "b".repeat(3 * 1024 * 1024);
+    for _ in 0..4 {
+        client
+            .notify_value("big", Some(json!({"text": big})))
+            .unwrap();
+        server
+            .notify_value("big", Some(json!({"text": big})))
+            .unwrap();
+    }
+    async fn count_big(mut events: mcpl_rpc::Events) -> usize {
+        let mut seen = 0;
+        while seen < 4 {
+            match events.recv().await {
+                Some(Event::Notification { notification, .. }) if notification.method == "big" => {
+                    seen += 1;
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        seen
+    }
+    let both = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(count_big(client_events), count_big(server_events))
+    })
+    .await
+    .expect("the two sides waited on each other");
+    assert_eq!(both, (4, 4));
+}

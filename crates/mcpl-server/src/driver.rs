@@ -553,8 +553,9 @@ impl<A: App> Runtime<A> {
     ) -> Result<(), Error> {
         let (peer, mut events) = Peer::start(transport, PeerConfig::default());
         let mut initialized = false;
-        let handshake = tokio::time::sleep(handshake_timeout);
-        tokio::pin!(handshake);
+        // Timers are boxed and dropped when done: inline, each would size the connection's
+        // task for its whole life.
+        let mut handshake = Some(Box::pin(tokio::time::sleep(handshake_timeout)));
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.register(&principal, connection, tx.clone());
         // Only while a watcher is attached: then each inbound message costs one atomic store.
@@ -576,13 +577,11 @@ impl<A: App> Runtime<A> {
                 Ok(false) => break Ok(()),
                 Err(e) => break Err(e),
             }
+            if initialized {
+                handshake = None;
+            }
             let deadline = session.poll_timeout().map(tokio::time::Instant::from_std);
-            let sleep = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
+            let mut sleep = deadline.map(|d| Box::pin(tokio::time::sleep_until(d)));
             tokio::select! {
                 event = events.recv() => match event {
                     None | Some(RpcEvent::Closed { .. }) => break Ok(()),
@@ -595,7 +594,7 @@ impl<A: App> Runtime<A> {
                         }
                     }
                 },
-                () = &mut handshake, if !initialized => {
+                () = async { handshake.as_mut().expect("set until initialized").await }, if handshake.is_some() => {
                     tracing::info!(
                         %connection,
                         "closing connection {connection}: no `initialize` within {handshake_timeout:?}"
@@ -603,7 +602,9 @@ impl<A: App> Runtime<A> {
                     break Ok(());
                 }
                 Some(cmd) = rx.recv() => self.command(&mut session, cmd),
-                () = sleep => session.handle_timeout(now()),
+                () = async { sleep.as_mut().expect("set with a deadline").await }, if sleep.is_some() => {
+                    session.handle_timeout(now());
+                }
             }
         };
         // The client stopped sending, but (on stdio, say) may still read: finish the calls it

@@ -226,9 +226,9 @@ impl<A: App> Runtime<A> {
         let serving = match &options.tls {
             Some(tls) => {
                 let listener = tls.listener(listener, options.handshake_timeout);
-                tokio::spawn(async move { axum::serve(listener, router).await })
+                tokio::spawn(http::serve(listener, router))
             }
-            None => tokio::spawn(async move { axum::serve(listener, router).await }),
+            None => tokio::spawn(http::serve(listener, router)),
         };
         while let Some(session) = sessions.recv().await {
             let connection = self.next_connection();

@@ -105,6 +105,23 @@ impl InboundSender {
     pub async fn send(&self, inbound: Inbound) -> Result<(), Inbound> {
         self.0.send(Box::new(inbound)).await.map_err(|e| *e.0)
     }
+
+    /// Waits for room for one frame; `Err` when the peer is gone. Unlike
+    /// [`InboundSender::send`], waiting holds no frame, so a task may wait for room and for
+    /// other work at once.
+    pub(crate) async fn reserve(&self) -> Result<InboundPermit<'_>, ()> {
+        self.0.reserve().await.map(InboundPermit).map_err(|_| ())
+    }
+}
+
+/// Room for one frame in a peer's inbound queue (see [`InboundSender::reserve`]).
+pub(crate) struct InboundPermit<'a>(mpsc::Permit<'a, Box<Inbound>>);
+
+impl InboundPermit<'_> {
+    /// Queues `inbound` in the room held.
+    pub(crate) fn send(self, inbound: Inbound) {
+        self.0.send(Box::new(inbound));
+    }
 }
 
 /// The receiving end of a transport's inbound queue.

@@ -4,8 +4,10 @@
 use super::{ClientOptions, Guard, Inbound, Transport, TransportKind};
 use crate::error::RpcError;
 use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{Sink, SinkExt, Stream};
 use mcpl_protocol::frame::{FrameError, Limits};
+use std::pin::Pin;
+use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::WebSocketStream;
@@ -84,8 +86,10 @@ impl Rejection {
     }
 }
 
-/// The WebSocket read buffer per connection.
-const READ_BUFFER: usize = 4 * 1024;
+/// The WebSocket read buffer per connection, and the most one read takes off the socket.
+/// tungstenite keeps it for the connection's life, so it is small: a frame larger than it is
+/// read in several reads into a buffer reserved for that frame's length.
+const READ_BUFFER: usize = 1024;
 
 /// tungstenite's own cap: frames between our cap and this are read whole and refused with an
 /// error (the connection survives); beyond it tungstenite ends the connection.
@@ -220,77 +224,151 @@ fn spawn<S>(ws: WebSocketStream<S>, limits: Limits) -> Transport
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (sink, stream) = ws.split();
     let (in_tx, in_rx) = crate::transport::inbound_queue();
     let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
-    let reader = tokio::spawn(read_frames(stream, limits, in_tx.clone()));
-    let writer = tokio::spawn(write_frames(sink, out_rx, in_tx));
+    // One task reads and writes: a second task (and the lock a split stream shares between
+    // two) would cost every idle connection its own task cell.
+    let io = tokio::spawn(move_frames(ws, limits, in_tx, out_rx));
     Transport {
         kind: TransportKind::WebSocket,
         limits,
         inbound: in_rx,
         outbound: out_tx,
         guard: Guard {
-            writer: Some(writer),
-            tasks: vec![reader],
+            writer: Some(io),
+            tasks: Vec::new(),
             child: None,
         },
         stderr: None,
     }
 }
 
-async fn read_frames<S>(
-    mut stream: futures_util::stream::SplitStream<WebSocketStream<S>>,
-    limits: Limits,
-    tx: crate::transport::InboundSender,
-) where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let reason = loop {
-        let bytes: Bytes = match stream.next().await {
-            None => break None,
-            Some(Err(e)) => break Some(format!("websocket read failed: {e}")),
-            Some(Ok(WsMessage::Close(_))) => break None,
-            // Text is the norm; a binary frame holding JSON is read the same way.
-            Some(Ok(WsMessage::Text(text))) => text.into(),
-            Some(Ok(WsMessage::Binary(bytes))) => bytes,
-            Some(Ok(_)) => continue, // ping and pong are tungstenite's business
-        };
-        let inbound = if bytes.len() > limits.max_frame_bytes {
-            let prefix = &bytes[..bytes.len().min(mcpl_protocol::sniff::SNIFF_BYTES)];
-            Inbound::Refused {
-                error: FrameError::too_large(bytes.len(), limits.max_frame_bytes, prefix),
-                answered: false,
-            }
-        } else {
-            Inbound::Frame(bytes)
-        };
-        if tx.send(inbound).await.is_err() {
-            return;
-        }
+/// What one frame read off the wire becomes for the peer.
+fn inbound_of(message: WsMessage, limits: &Limits) -> Option<Inbound> {
+    let bytes: Bytes = match message {
+        // Text is the norm; a binary frame holding JSON is read the same way.
+        WsMessage::Text(text) => text.into(),
+        WsMessage::Binary(bytes) => bytes,
+        WsMessage::Close(_) => return Some(Inbound::Closed { reason: None }),
+        _ => return None, // ping and pong are tungstenite's business
     };
-    let _ = tx.send(Inbound::Closed { reason }).await;
+    Some(if bytes.len() > limits.max_frame_bytes {
+        let prefix = &bytes[..bytes.len().min(mcpl_protocol::sniff::SNIFF_BYTES)];
+        Inbound::Refused {
+            error: FrameError::too_large(bytes.len(), limits.max_frame_bytes, prefix),
+            answered: false,
+        }
+    } else {
+        Inbound::Frame(bytes)
+    })
 }
 
-async fn write_frames<S>(
-    mut sink: futures_util::stream::SplitSink<WebSocketStream<S>, WsMessage>,
-    mut rx: crate::transport::OutboundReceiver,
+/// What the WebSocket itself did while [`move_frames`] waited on it.
+enum Wire {
+    /// A frame was read (or the read side ended).
+    Read(Option<Result<WsMessage, tungstenite::Error>>),
+    /// The message being written is on the wire.
+    Flushed(Result<(), tungstenite::Error>),
+}
+
+/// Moves frames both ways on one task until the peer lets go of the transport: messages
+/// from `rx` are written in order; frames read go to `tx` in read order, ending with
+/// [`Inbound::Closed`]. Reading goes on while a message is being written (two peers writing
+/// large messages to each other never wait on each other), and a frame read waits here while
+/// the peer's inbound queue is full without holding up writes: the peer never waits for this
+/// task.
+async fn move_frames<S>(
+    mut ws: WebSocketStream<S>,
+    limits: Limits,
     tx: crate::transport::InboundSender,
+    mut rx: crate::transport::OutboundReceiver,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    while let Some(out) = rx.recv().await {
-        let text = out.message.to_json();
-        if let Err(e) = sink.send(WsMessage::text(text)).await {
-            if !matches!(e, tungstenite::Error::ConnectionClosed) {
-                let _ = tx
-                    .send(Inbound::Closed {
-                        reason: Some(format!("websocket write failed: {e}")),
-                    })
-                    .await;
+    // A frame read and not yet queued for the peer; then the end of the read side.
+    let mut pending: Option<Inbound> = None;
+    let mut end: Option<Option<String>> = None;
+    let mut reading = true;
+    let mut writing = true;
+    // A message handed to tungstenite and not yet flushed: the next waits for it.
+    let mut flushing = false;
+    loop {
+        let can_read = reading && pending.is_none();
+        // One future polls both directions of the one stream.
+        let wire = std::future::poll_fn(|cx| {
+            if flushing && let Poll::Ready(flushed) = Pin::new(&mut ws).poll_flush(cx) {
+                return Poll::Ready(Wire::Flushed(flushed));
             }
-            return;
+            if can_read && let Poll::Ready(read) = Pin::new(&mut ws).poll_next(cx) {
+                return Poll::Ready(Wire::Read(read));
+            }
+            Poll::Pending
+        });
+        tokio::select! {
+            out = rx.recv(), if !flushing => match out {
+                None => break,
+                // After a failed write the rest is dropped: the wire is gone.
+                Some(_) if !writing => {}
+                Some(out) => {
+                    let text = out.message.to_json();
+                    match Pin::new(&mut ws).start_send(WsMessage::text(text)) {
+                        Ok(()) => flushing = true,
+                        Err(e) => write_failed(e, &mut writing, &mut reading, &mut end),
+                    }
+                }
+            },
+            wire = wire, if flushing || can_read => match wire {
+                Wire::Flushed(flushed) => {
+                    flushing = false;
+                    if let Err(e) = flushed {
+                        write_failed(e, &mut writing, &mut reading, &mut end);
+                    }
+                }
+                Wire::Read(None) => {
+                    reading = false;
+                    end = Some(None);
+                }
+                Wire::Read(Some(Err(e))) => {
+                    reading = false;
+                    end = Some(Some(format!("websocket read failed: {e}")));
+                }
+                Wire::Read(Some(Ok(message))) => match inbound_of(message, &limits) {
+                    Some(Inbound::Closed { reason }) => {
+                        reading = false;
+                        end = Some(reason);
+                    }
+                    other => pending = other,
+                },
+            },
+            permit = tx.reserve(), if pending.is_some() || end.is_some() => {
+                let Ok(permit) = permit else {
+                    break; // the peer is gone
+                };
+                match pending.take() {
+                    Some(inbound) => permit.send(inbound),
+                    None => permit.send(Inbound::Closed { reason: end.take().flatten() }),
+                }
+            }
         }
     }
-    let _ = sink.close().await;
+    if writing {
+        // The sink's close (not `WebSocketStream::close`): it also flushes what is queued
+        // and the reply to a closing handshake the other side started.
+        let _ = SinkExt::close(&mut ws).await;
+    }
+}
+
+/// A write failed: nothing more is written, and unless the other side simply closed, the
+/// read side ends too, with the reason.
+fn write_failed(
+    error: tungstenite::Error,
+    writing: &mut bool,
+    reading: &mut bool,
+    end: &mut Option<Option<String>>,
+) {
+    *writing = false;
+    if !matches!(error, tungstenite::Error::ConnectionClosed) && *reading {
+        *reading = false;
+        *end = Some(Some(format!("websocket write failed: {error}")));
+    }
 }

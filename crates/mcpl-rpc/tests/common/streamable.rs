@@ -21,7 +21,7 @@ pub fn opts() -> RequestOptions {
 pub async fn serve(router: Router) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    tokio::spawn(http::serve(listener, router));
     url
 }
 

@@ -814,3 +814,35 @@ async fn handle_delete(State(state): State<Arc<ServerState>>, headers: HeaderMap
         .await;
     StatusCode::OK.into_response()
 }
+
+/// The read buffer of one HTTP connection, and the most it holds: a request head must fit,
+/// bodies stream through it. hyper's smallest (its default lets a buffer grow to 400 KiB,
+/// and a buffer that once doubled stays doubled for the connection's life).
+const CONNECTION_BUFFER: usize = 8 * 1024;
+
+/// Serves `router` (from [`router`]) on `listener` until the listener fails: one task per
+/// HTTP/1.1 connection, run by hyper with the router converted once (`axum::serve`
+/// rebuilds the router's tables for every connection) and each connection's buffer held to
+/// [`CONNECTION_BUFFER`]. A Streamable HTTP session keeps at least two connections open (its
+/// GET stream and its POSTs'), so what each costs at rest is what a session costs.
+pub async fn serve<L>(mut listener: L, router: Router)
+where
+    L: axum::serve::Listener,
+{
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+    let service = TowerToHyperService::new(router);
+    loop {
+        let (io, _) = listener.accept().await;
+        let service = service.clone();
+        tokio::spawn(async move {
+            let served = hyper::server::conn::http1::Builder::new()
+                .max_buf_size(CONNECTION_BUFFER)
+                .serve_connection(TokioIo::new(io), service)
+                .await;
+            if let Err(e) = served {
+                tracing::debug!("http connection ended: {e}");
+            }
+        });
+    }
+}
