@@ -199,6 +199,7 @@ mod status_read;
 mod task;
 
 pub use host::Host;
+pub use status::{AgentStatus, HostStatus, OpenStatus, ServerStatus};
 
 #[cfg(test)]
 mod tests {
@@ -230,4 +231,3 @@ mod tests {
         );
     }
 }
-pub use status::{AgentStatus, HostStatus, OpenStatus, ServerStatus};
