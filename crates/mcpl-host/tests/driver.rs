@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use common::arcade;
 use mcpl_host::ControllerConfig;
-use mcpl_host::driver::{Agent, Host, HostPolicy};
+use mcpl_host::driver::{Agent, Asked, Host, HostPolicy};
 use mcpl_host::presenter::{PresenterConfig, WindowItem};
 use mcpl_protocol::jsonrpc::{Message, Notification};
 use mcpl_rpc::{Event, Peer, PeerConfig, Transport};
@@ -239,5 +239,64 @@ async fn h85_a_structured_only_result_reads_as_its_json_for_the_model_and_the_pu
             Some(json!({"content": [], "structuredContent": {"score": 3}})),
             "{tool}"
         );
+    }
+}
+
+/// `ask_if` makes the call only when its gate holds for the presenter the host task has;
+/// when it does not, nothing is called and the answer is `None`.
+#[tokio::test(start_paused = true)]
+async fn a_gated_call_is_declined_when_its_gate_fails_and_made_when_it_holds() {
+    let host = structured_host().await;
+    let agent = mcpl_host::presenter::AgentId::new("model");
+    host.add_agent(agent.clone(), Window::default())
+        .expect("agent");
+    let declined = host
+        .ask_if(&agent, "challenge", json!({}), |_| false)
+        .await
+        .expect("the host runs");
+    assert_eq!(declined, None);
+    let listed = |p: &mcpl_host::Presenter| p.tool_list().iter().any(|t| t.name == "challenge");
+    let answer = host
+        .ask_if(&agent, "challenge", json!({}), listed)
+        .await
+        .expect("the host runs")
+        .expect("the gate held");
+    assert_eq!(answer.text, "{\"score\":3}");
+}
+
+/// `ask_then` hands what became of a call to a callback run in the host task: the answer
+/// when the gate holds, the arguments back, untouched and with nothing called, when it does
+/// not.
+#[tokio::test(start_paused = true)]
+async fn a_call_answered_in_the_host_task_gets_its_answer_or_its_arguments_back() {
+    let host = structured_host().await;
+    let agent = mcpl_host::presenter::AgentId::new("model");
+    host.add_agent(agent.clone(), Window::default())
+        .expect("agent");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let then = |tx: tokio::sync::mpsc::UnboundedSender<Asked>| move |asked| tx.send(asked).is_ok();
+    let args = json!({"tool": "pass", "args": {"note": "kept"}});
+    host.ask_then(
+        &agent,
+        "toolsets_act",
+        args.clone(),
+        |_| true,
+        then(tx.clone()),
+    );
+    host.ask_then(
+        &agent,
+        "toolsets_act",
+        args.clone(),
+        |_| false,
+        then(tx.clone()),
+    );
+    // The declined call is told at once; the other when the server answered.
+    assert_eq!(rx.recv().await, Some(Asked::Declined(args)));
+    match rx.recv().await {
+        Some(Asked::Answered(answer)) => {
+            assert_eq!(answer.text, "{\"score\":3}");
+            assert!(!answer.is_error);
+        }
+        other => panic!("not answered: {other:?}"),
     }
 }

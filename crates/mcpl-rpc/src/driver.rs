@@ -62,7 +62,10 @@ impl Driver {
                         closer = Some(done);
                         break None;
                     }
-                    Some(command) => self.handle_command(command),
+                    Some(command) => {
+                        self.handle_command(command);
+                        self.handled();
+                    }
                 },
                 () = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
                     self.handle_timeout();
@@ -76,6 +79,8 @@ impl Driver {
             }));
         }
         if read_ended {
+            // From here on answers go through this task, which waits for the last of them.
+            lock(&self.incoming).writer = None;
             // The other side stopped sending (stdin closed, say) but may still read: answer
             // what it asked before the end, as a stdio server piped a file of requests must.
             let _ = self.events.send(Box::new(Event::Closed {
@@ -85,7 +90,12 @@ impl Driver {
             // every connection's task for its whole life.
             closer = Box::pin(self.finish_answers()).await;
         }
-        lock(&self.incoming).closed = true;
+        {
+            let mut incoming = lock(&self.incoming);
+            incoming.closed = true;
+            // The writer ends once every sender is gone: the handles' one goes first.
+            incoming.writer = None;
+        }
         if !read_ended {
             let _ = self.events.send(Box::new(Event::Closed { reason }));
         }
@@ -126,8 +136,16 @@ impl Driver {
         }
     }
 
+    /// A command taken off the queue was handled: what it wrote is in the writer's queue, so
+    /// handles may write straight again once nothing else is queued.
+    fn handled(&self) {
+        let mut incoming = lock(&self.incoming);
+        incoming.queued = incoming.queued.saturating_sub(1);
+    }
+
     /// One command after the read side ended; `Some` when it closes the peer.
     fn after_end(&mut self, command: Command) -> Option<oneshot::Sender<()>> {
+        self.handled();
         match command {
             Command::Close { done } => Some(done),
             Command::Request {
@@ -196,6 +214,7 @@ impl Driver {
                     );
                 }
             }
+            Command::Wake => {}
             Command::Close { .. } => unreachable!("handled by the loop"),
         }
     }

@@ -153,6 +153,12 @@ impl Events {
         self.rx.recv().await.map(|e| *e)
     }
 
+    /// Polls for the next event, for a task that waits on several peers' events at once
+    /// (`Ready(None)` as [`recv`](Self::recv)'s `None`).
+    pub fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Event>> {
+        self.rx.poll_recv(cx).map(|e| e.map(|e| *e))
+    }
+
     /// The next event if one is ready.
     pub fn try_recv(&mut self) -> Option<Event> {
         self.rx.try_recv().ok().map(|e| *e)

@@ -30,6 +30,12 @@
 //!   ones and lets a cut GET stream resume with `Last-Event-ID`; TLS (`https://`, `wss://`)
 //!   runs on rustls ([`transport::tls`]).
 //!
+//! - **Writes skip the task when they can.** Answers, notifications and messages built by a
+//!   core go from the handle straight to the transport writer's queue; requests the peer
+//!   tracks go through the connection's task, which registers them first, and a write made
+//!   while such a command is still queued waits behind it, so messages leave in the order
+//!   they were made.
+//!
 //! Left out: JSON-RPC batches (refused, as MCP dropped them).
 //!
 //! # Layout

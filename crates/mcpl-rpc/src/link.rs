@@ -4,7 +4,7 @@
 //! request without naming the others.
 
 use crate::error::RpcError;
-use crate::transport::{Outbound, TransportKind};
+use crate::transport::{Outbound, OutboundQueue, TransportKind};
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -24,11 +24,18 @@ pub(crate) struct Shared {
     pub(crate) default_timeout: Duration,
 }
 
-/// Incoming requests not yet answered, by id.
+/// Incoming requests not yet answered, by id, and the way to the writer.
 #[derive(Debug, Default)]
 pub(crate) struct Incoming {
     pub(crate) open: HashMap<RequestId, IncomingState>,
     pub(crate) closed: bool,
+    /// The writer's queue, for handles to write to straight, without a trip through the
+    /// connection's task. `None` once the read side ended (the task then waits for the last
+    /// answers, so they go through it) and when the connection closed.
+    pub(crate) writer: Option<OutboundQueue>,
+    /// Commands queued for the task and not yet handled. While any is, a handle's write goes
+    /// through the task too, behind them, so messages leave in the order they were sent.
+    pub(crate) queued: usize,
 }
 
 #[derive(Debug)]
@@ -65,14 +72,43 @@ pub(crate) enum Command {
     Close {
         done: oneshot::Sender<()>,
     },
+    /// Nothing to do but look again: a handle's straight write found the writer's queue
+    /// full (the task then closes the connection) or gone.
+    Wake,
 }
 
 impl Shared {
     /// Queues `command` for the connection's task.
     pub(crate) fn command(&self, command: Command) -> Result<(), RpcError> {
+        let mut incoming = lock(&self.incoming);
+        self.queue(&mut incoming, command)
+    }
+
+    /// Queues `command` with the table locked, counting it as queued.
+    fn queue(&self, incoming: &mut Incoming, command: Command) -> Result<(), RpcError> {
         self.commands
             .send(Box::new(command))
-            .map_err(|_| RpcError::Closed { reason: None })
+            .map_err(|_| RpcError::Closed { reason: None })?;
+        incoming.queued += 1;
+        Ok(())
+    }
+
+    /// Writes `out`: straight to the writer's queue when nothing is queued for the task
+    /// ahead of it, through the task otherwise. The table stays locked throughout, so writes
+    /// from several handles keep the order they were made in.
+    fn write(&self, incoming: &mut Incoming, out: Outbound) -> Result<(), RpcError> {
+        let direct = match &incoming.writer {
+            Some(writer) if incoming.queued == 0 => writer.send(out).map_err(|_| ()),
+            _ => return self.queue(incoming, Command::Write(out)),
+        };
+        if direct.is_err() {
+            // Full (the task closes the connection) or the writer is gone (its reader
+            // reports the close): either way the task must look, and the message is dropped,
+            // as the task's own write would have dropped it.
+            incoming.writer = None;
+            let _ = self.queue(incoming, Command::Wake);
+        }
+        Ok(())
     }
 
     /// Writes a message that belongs to the incoming request `related`.
@@ -81,11 +117,12 @@ impl Shared {
         message: Message,
         related: Option<RequestId>,
     ) -> Result<(), RpcError> {
+        let mut incoming = lock(&self.incoming);
         if let Message::Response(Response { id: Some(id), .. }) = &message {
             // Whatever answered it, the request is no longer open.
-            lock(&self.incoming).open.remove(id);
+            incoming.open.remove(id);
         }
-        self.command(Command::Write(Outbound { message, related }))
+        self.write(&mut incoming, Outbound { message, related })
     }
 
     /// Answers an incoming request (see [`Peer::respond`](crate::Peer::respond)).
@@ -94,14 +131,11 @@ impl Shared {
         id: RequestId,
         outcome: Result<Value, ErrorObject>,
     ) -> Result<(), RpcError> {
-        let state = {
-            let mut incoming = lock(&self.incoming);
-            if incoming.closed {
-                return Err(RpcError::Closed { reason: None });
-            }
-            incoming.open.remove(&id)
-        };
-        match state {
+        let mut incoming = lock(&self.incoming);
+        if incoming.closed {
+            return Err(RpcError::Closed { reason: None });
+        }
+        match incoming.open.remove(&id) {
             None => Err(RpcError::UnknownRequest { id }),
             Some(IncomingState::Cancelled) => Err(RpcError::AnswerSuppressed { id }),
             Some(IncomingState::Open { .. }) => {
@@ -110,10 +144,11 @@ impl Shared {
                     outcome,
                     extra: Default::default(),
                 };
-                self.command(Command::Write(Outbound {
+                let out = Outbound {
                     message: Message::Response(response),
                     related: Some(id),
-                }))
+                };
+                self.write(&mut incoming, out)
             }
         }
     }

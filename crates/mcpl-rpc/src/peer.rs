@@ -114,7 +114,10 @@ impl Peer {
     pub fn start(transport: Transport, config: PeerConfig) -> (Peer, Events) {
         let (commands, command_rx) = mpsc::unbounded_channel();
         let (event_tx, event_rx) = mpsc::unbounded_channel();
-        let incoming = Arc::new(Mutex::new(Incoming::default()));
+        let incoming = Arc::new(Mutex::new(Incoming {
+            writer: Some(transport.outbound.clone()),
+            ..Incoming::default()
+        }));
         let shared = Arc::new(Shared {
             commands,
             incoming: incoming.clone(),

@@ -455,3 +455,26 @@ async fn requests_read_before_end_of_file_are_still_answered() {
     // Every request answered: the peer shuts its side too.
     assert_eq!(raw.recv().await, None);
 }
+
+/// Handles write answers and notifications straight to the writer's queue, and requests
+/// through the connection's task (which registers them first): either way, messages leave in
+/// the order they were made.
+#[tokio::test]
+async fn writes_leave_in_the_order_they_were_made_whichever_way_they_go() {
+    let (peer, _events, mut raw) = raw_pair(Limits::default(), PeerConfig::default());
+    let mut requests = Vec::new();
+    for n in 0..60 {
+        if n % 3 == 0 {
+            let sent = peer.start_request("echo", Some(json!({"n": n})), secs(5));
+            requests.push(sent.expect("sent"));
+        } else {
+            peer.notify_value("note", Some(json!({"n": n})))
+                .expect("sent");
+        }
+    }
+    for n in 0..60 {
+        let line = raw.recv_json().await;
+        assert_eq!(line["params"]["n"], json!(n), "{line}");
+    }
+    assert_eq!(requests.len(), 20);
+}

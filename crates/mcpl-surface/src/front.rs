@@ -6,15 +6,17 @@
 //! published once the servers have been read; it changes only if a server changes a static
 //! tool's definition, never because toolsets opened, closed or changed (§8.1, §8.6). Every
 //! call goes to the driver as this session's agent, whose window is its results: what it is
-//! owed rides with its next answer, in read order. Each `tools/call` runs in its own task, so
-//! a slow call never blocks the next.
+//! owed rides with its next answer, in read order. A `tools/call` is handed to the host task,
+//! which answers the client itself when the call's answer comes (no task per call, and a slow
+//! call never blocks the next); only a call that must first wait for the servers to be read
+//! gets a task of its own.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use mcpl_host::ServerName;
 use mcpl_host::controller::PushEvent;
-use mcpl_host::driver::{Agent, Answer, Host};
+use mcpl_host::driver::{Agent, Answer, Asked, Host};
 use mcpl_host::presenter::{
     AgentId, LinkState, META_ACT, META_CLOSE, META_LOOK, META_OPEN, Presenter, WindowItem,
     event_line,
@@ -154,10 +156,7 @@ pub(crate) async fn serve(shared: Shared, transport: Transport, agent: AgentId) 
                             continue;
                         }
                     };
-                    let (shared, agent) = (shared.clone(), agent.clone());
-                    tokio::spawn(
-                        async move { tools_call(&shared, &agent, params, responder).await },
-                    );
+                    tools_call(&shared, &agent, params, responder);
                 }
                 _ => {
                     let _ = responder.method_not_found();
@@ -288,18 +287,18 @@ async fn tools_list(shared: &Shared, state: &Mutex<SessionState>) -> Value {
     if shared.host.needs_rebuild().await.unwrap_or(false) {
         let _ = shared.host.rebuild().await;
     }
-    let tools = shared
+    let (tools, list_changes) = shared
         .host
-        .tool_list()
+        .inspect(|p| (p.tool_list().to_vec(), p.list_changes()))
         .await
-        .map(|(t, _)| t)
         .unwrap_or_default();
     let value =
         serde_json::to_value(ToolsListResult::new(tools)).unwrap_or_else(|_| json!({"tools": []}));
+    let bytes = value.to_string().len() as u64;
     let first = shared
         .counters
         .lock()
-        .map(|mut c| c.published.observe(value.to_string()))
+        .map(|mut c| c.published.observe(bytes, list_changes))
         .unwrap_or(false);
     if first {
         let counters = shared.counters.clone();
@@ -333,42 +332,63 @@ fn routes(p: &Presenter, name: &str) -> bool {
         })
 }
 
-async fn tools_call(
-    shared: &Shared,
-    agent: &AgentId,
-    params: CallToolParams,
-    responder: Responder,
-) {
-    let name = params.name.clone();
-    let args = Value::Object(params.arguments.unwrap_or_default());
-    // Once the servers have been read (every call after the first), one trip to the host
-    // task checks that and the routing, and makes the call.
+/// A `tools/call`. Once the servers have been read (every call after the first), one trip
+/// to the host task checks that and the routing, makes the call, and answers the client from
+/// inside the host task when the answer comes. A call the gate declines (servers not read
+/// yet, or not a tool here) goes to [`first_call`] in a task of its own.
+fn tools_call(shared: &Shared, agent: &AgentId, params: CallToolParams, responder: Responder) {
+    let CallToolParams {
+        name, arguments, ..
+    } = params;
+    let args = Value::Object(arguments.unwrap_or_default());
     let gate = {
         let (name, servers) = (name.clone(), shared.servers.clone());
         move |p: &Presenter| settled(&servers, p) && routes(p, &name)
     };
-    let answer = match shared.host.ask_if(agent, &name, args.clone(), gate).await {
-        Ok(Some(answer)) => Ok(answer),
-        Ok(None) => {
-            // Not read yet, or not a tool here: wait for the servers, then look again.
-            settle(shared).await;
-            let known = {
-                let name = name.clone();
-                shared.host.inspect(move |p| routes(p, &name)).await
-            };
-            if known != Ok(true) {
-                let _ = responder.invalid_params(format!("unknown tool `{name}`"));
-                return;
-            }
-            shared.host.ask(agent, &name, args).await
+    let (later, agent_later, tool) = (shared.clone(), agent.clone(), name.clone());
+    let then = move |asked: Asked| match asked {
+        Asked::Answered(answer) => responder.respond_with(&result_of(answer)).is_ok(),
+        Asked::Declined(args) => {
+            tokio::spawn(async move {
+                first_call(&later, &agent_later, &tool, args, responder).await;
+            });
+            false
         }
-        Err(e) => Err(e),
+        Asked::Stopped => {
+            let _ = responder.respond_with(&stopped(&mcpl_host::Error::Closed));
+            false
+        }
     };
-    let result = match answer {
+    shared.host.ask_then(agent, &name, args, gate, then);
+}
+
+/// A call the fast path declined: wait for the servers to be read, then look again.
+async fn first_call(
+    shared: &Shared,
+    agent: &AgentId,
+    name: &str,
+    args: Value,
+    responder: Responder,
+) {
+    settle(shared).await;
+    let known = {
+        let name = name.to_owned();
+        shared.host.inspect(move |p| routes(p, &name)).await
+    };
+    if known != Ok(true) {
+        let _ = responder.invalid_params(format!("unknown tool `{name}`"));
+        return;
+    }
+    let result = match shared.host.ask(agent, name, args).await {
         Ok(answer) => result_of(answer),
-        Err(e) => CallToolResult::error(format!("the surface host stopped: {e}")),
+        Err(e) => stopped(&e),
     };
     let _ = responder.respond_with(&result);
+}
+
+/// The client's result when the host task stopped before answering.
+fn stopped(e: &mcpl_host::Error) -> CallToolResult {
+    CallToolResult::error(format!("the surface host stopped: {e}"))
 }
 
 /// The client's result: a server's own tool result keeps its content blocks (images,

@@ -132,34 +132,32 @@ pub(crate) fn snapshots(p: &Presenter) -> BTreeMap<&ServerName, &Snapshot> {
         .collect()
 }
 
-/// What the front has published: the cache report's first column.
+/// What the front has published: the cache report's first column. Whether the list changed
+/// is the presenter's count ([`Presenter::list_changes`]), the one source: a list published
+/// after that count grew is a change, and the whole list is re-sent.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Published {
     pub(crate) first_bytes: u64,
     pub(crate) lists: u64,
     pub(crate) changes: u64,
     pub(crate) resent_bytes: u64,
-    last: Option<String>,
 }
 
 impl Published {
-    /// Counts one published list; true when it is the first.
-    pub(crate) fn observe(&mut self, text: String) -> bool {
+    /// Counts one published list of `bytes` bytes, given the presenter's count of list
+    /// changes when it was read; true when it is the first.
+    pub(crate) fn observe(&mut self, bytes: u64, list_changes: u64) -> bool {
         self.lists += 1;
-        let first = match &self.last {
-            None => {
-                self.first_bytes = text.len() as u64;
-                true
-            }
-            Some(last) if *last != text => {
-                self.changes += 1;
-                self.resent_bytes += text.len() as u64;
-                false
-            }
-            Some(_) => false,
-        };
-        self.last = Some(text);
-        first
+        if self.lists == 1 {
+            self.first_bytes = bytes;
+            self.changes = list_changes;
+            return true;
+        }
+        if list_changes > self.changes {
+            self.changes = list_changes;
+            self.resent_bytes += bytes;
+        }
+        false
     }
 }
 
@@ -275,6 +273,20 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains(r#""name":"t""#), "{text}");
+    }
+
+    #[test]
+    fn the_published_count_follows_the_presenters_and_resends_the_whole_list() {
+        let mut p = Published::default();
+        assert!(p.observe(100, 0), "the first list");
+        assert!(!p.observe(100, 0));
+        assert_eq!(
+            (p.lists, p.changes, p.resent_bytes, p.first_bytes),
+            (2, 0, 0, 100)
+        );
+        assert!(!p.observe(120, 1), "the presenter counted a change");
+        assert!(!p.observe(120, 1), "and it is counted once");
+        assert_eq!((p.lists, p.changes, p.resent_bytes), (4, 1, 120));
     }
 
     #[test]

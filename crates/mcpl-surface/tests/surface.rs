@@ -571,3 +571,106 @@ async fn h83_a_static_tool_result_keeps_its_blocks_and_structured_content_with_n
     assert!(last.contains("Rival took c0."), "{r}");
     assert!(r.get("_meta").is_none(), "{r}");
 }
+
+/// Sends `tools/call` for `name` without waiting for its answer.
+fn start_call(client: &Client, name: &str, args: Value) -> mcpl_rpc::PendingRequest {
+    client
+        .peer
+        .start_request(
+            "tools/call",
+            Some(json!({"name": name, "arguments": args})),
+            mcpl_rpc::RequestOptions::timeout(Duration::from_secs(20)),
+        )
+        .expect("sent")
+}
+
+/// The answer's text blocks, joined.
+fn text_of(answer: &Value) -> String {
+    answer["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// Calls answered from inside the host task: many in flight at once, next to one that never
+/// returns, each get their own answer (never another call's), and the stalled one blocks
+/// none of them.
+#[tokio::test]
+async fn calls_in_flight_together_each_get_their_own_answer_and_a_stalled_one_blocks_none() {
+    let cutter = Cutter::with(&["cells"]);
+    cutter.add_static("cells", "stall");
+    let (_surface, client) = surface(&cutter, &["cells"]).await;
+    client.tools().await;
+    for (instance, size) in [("small", 2), ("large", 6)] {
+        let (text, err) = client
+            .call(
+                "toolsets_open",
+                json!({"toolset": "game", "instance": instance, "options": {"size": size}}),
+            )
+            .await;
+        assert!(!err, "{text}");
+    }
+    let stalled = start_call(&client, "stall", json!({}));
+    let calls: Vec<(&str, mcpl_rpc::PendingRequest)> = (0..24)
+        .map(|i| {
+            let instance = if i % 3 == 0 { "small" } else { "large" };
+            let args = json!({"tool": "board", "instance": instance, "args": {}});
+            (instance, start_call(&client, "toolsets_act", args))
+        })
+        .collect();
+    for (instance, call) in calls {
+        let answer = call.wait().await.expect("an answer").value;
+        let text = text_of(&answer);
+        let want = match instance {
+            "small" => r#"free: Some(["c0", "c1"])"#,
+            _ => r#"free: Some(["c0", "c1", "c2", "c3", "c4", "c5"])"#,
+        };
+        assert_ne!(answer["isError"], json!(true), "{answer}");
+        assert!(text.starts_with(want), "{instance}: {text}");
+    }
+    assert_eq!(cutter.app("cells").stalls.load(Ordering::SeqCst), 1);
+    stalled.cancel("done");
+}
+
+/// A call the client cancelled while the server worked on it: when its outcome comes (here
+/// the link is cut, so it is unknown), nothing is written for it, and the session goes on.
+#[tokio::test]
+async fn a_call_cancelled_in_flight_gets_no_answer_and_the_next_call_is_answered() {
+    let cutter = Cutter::with(&["cells"]);
+    cutter.add_static("cells", "stall");
+    let (surface, mut client) = surface(&cutter, &["cells"]).await;
+    client.tools().await;
+    let stalled = start_call(&client, "stall", json!({}));
+    while cutter.app("cells").stalls.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    stalled.cancel("the user gave up");
+    let cancelled = stalled.wait().await;
+    assert!(
+        matches!(cancelled, Err(mcpl_rpc::RpcError::Cancelled { .. })),
+        "{cancelled:?}"
+    );
+    // The host settles the call as unknown when the link goes; the client asked for no
+    // answer, so none is written.
+    cutter.cut("cells");
+    surface.wait_connected(&"cells".parse().unwrap(), 2).await;
+    let (text, err) = client.call("hello", json!({})).await;
+    assert!(
+        !err && text.starts_with("hello from the cells server"),
+        "{text}"
+    );
+    // Anything written for the cancelled call would have come before that answer.
+    while let Some(event) = client.events.try_recv() {
+        match event {
+            Event::LateResponse { id, .. } => panic!("an answer to {id} was written"),
+            Event::Response { response, .. } => panic!("a stray answer: {response:?}"),
+            _ => {}
+        }
+    }
+}

@@ -2,9 +2,9 @@
 //! and, for an agent whose results are its window, the news it is owed in read order.
 
 use serde_json::Value;
-use tokio::sync::oneshot;
 
 use super::answer::Answer;
+use super::reply::{Asked, Replier};
 use super::task::{LookWait, Task, Waiting};
 use crate::controller::{Outcome, Pending};
 use crate::names::ServerName;
@@ -50,7 +50,7 @@ impl Task {
     pub(super) fn reply(
         &mut self,
         agent: &AgentId,
-        reply: oneshot::Sender<Answer>,
+        reply: Replier,
         text: String,
         is_error: bool,
         carries: Option<bool>,
@@ -74,7 +74,7 @@ impl Task {
     pub(super) fn deliver(
         &mut self,
         agent: &AgentId,
-        reply: oneshot::Sender<Answer>,
+        reply: Replier,
         text: String,
         is_error: bool,
         parts: Vec<(Token, String)>,
@@ -97,7 +97,7 @@ impl Task {
             news,
             result,
         };
-        let delivered = reply.send(answer).is_ok();
+        let delivered = reply.send(Asked::Answered(answer));
         for (token, _) in parts.into_iter().filter(|(t, _)| *t != NO_TOKEN) {
             if delivered {
                 self.pres.stored(agent, token);
@@ -107,7 +107,7 @@ impl Task {
         }
     }
 
-    pub(super) fn answered(&mut self, server: &ServerName, pending: Pending, outcome: &Outcome) {
+    pub(super) fn answered(&mut self, server: &ServerName, pending: Pending, outcome: Outcome) {
         let key = (server.to_owned(), pending);
         if let Some(w) = self.waiting.remove(&key) {
             self.answer_call(server, pending, outcome, w);
@@ -128,23 +128,24 @@ impl Task {
         &mut self,
         server: &ServerName,
         pending: Pending,
-        outcome: &Outcome,
+        outcome: Outcome,
         w: Waiting,
     ) {
         let Waiting { agent, plan, reply } = w;
-        let text = self.pres.answer_text(&plan, Ok(outcome));
-        let is_error = match outcome {
+        let text = self.pres.answer_text(&plan, Ok(&outcome));
+        let is_error = match &outcome {
             Outcome::Result(v) => v.get("isError") == Some(&Value::Bool(true)),
             _ => true,
         };
-        let carries = match outcome {
+        let carries = match &outcome {
             Outcome::Result(v) => {
                 !matches!(plan, Plan::Act { .. } | Plan::Call { .. }) || can_carry(v)
             }
             _ => true,
         };
         let result = match (outcome, &plan) {
-            (Outcome::Result(v), Plan::Act { .. } | Plan::Call { .. }) => Some(v.clone()),
+            // The server's own result moves into the answer, uncopied.
+            (Outcome::Result(v), Plan::Act { .. } | Plan::Call { .. }) => Some(v),
             _ => None,
         };
         let inline = self.inline(&agent);

@@ -5,7 +5,7 @@ use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
 use super::agent::Agent;
-use super::answer::Answer;
+use super::reply::Replier;
 use super::status::HostStatus;
 use crate::config::ControllerConfig;
 use crate::names::ServerName;
@@ -32,9 +32,9 @@ pub(super) enum Command {
     Link(ServerName, LinkState),
     AddAgent(AgentId, Box<dyn Agent>),
     RemoveAgent(AgentId),
-    Call(AgentId, String, Value, oneshot::Sender<Answer>),
-    /// A call made only if its gate holds; otherwise the reply is dropped unanswered.
-    CallIf(AgentId, String, Value, Gate, oneshot::Sender<Answer>),
+    Call(AgentId, String, Value, Replier),
+    /// A call made only if its gate holds; otherwise it is declined.
+    CallIf(AgentId, String, Value, Gate, Replier),
     Rebuild(oneshot::Sender<(bool, String)>),
     Inspect(Inspect),
     Observe(Observer),

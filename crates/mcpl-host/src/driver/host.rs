@@ -16,6 +16,7 @@ use super::command::Command;
 use super::connection::Connection;
 use super::policy::HostPolicy;
 use super::status::HostStatus;
+use super::reply::{Asked, Replier};
 use super::task;
 use crate::names::ServerName;
 use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, Withheld, needs_ungranted};
@@ -149,9 +150,12 @@ impl Host {
 
     /// Agent `agent` calls `tool` with `args`; returns what the model reads.
     pub async fn ask(&self, agent: &AgentId, tool: &str, args: Value) -> Result<Answer, Error> {
-        let (reply, rx) = oneshot::channel();
+        let (reply, rx) = Replier::channel();
         self.send(Command::Call(agent.clone(), tool.to_owned(), args, reply))?;
-        rx.await.map_err(|_| Error::Closed)
+        match rx.await {
+            Ok(Asked::Answered(answer)) => Ok(answer),
+            _ => Err(Error::Closed),
+        }
     }
 
     /// [`ask`](Self::ask), made only if `gate` holds for the presenter when the host task
@@ -164,13 +168,8 @@ impl Host {
         args: Value,
         gate: impl FnOnce(&Presenter) -> bool + Send + 'static,
     ) -> Result<Option<Answer>, Error> {
-        let (reply, rx) = oneshot::channel();
-        let (held_tx, mut held) = oneshot::channel();
-        let gate = Box::new(move |p: &Presenter| {
-            let ok = gate(p);
-            let _ = held_tx.send(ok);
-            ok
-        });
+        let (reply, rx) = Replier::channel();
+        let gate = Box::new(gate);
         self.send(Command::CallIf(
             agent.clone(),
             tool.to_owned(),
@@ -179,10 +178,34 @@ impl Host {
             reply,
         ))?;
         match rx.await {
-            Ok(answer) => Ok(Some(answer)),
-            Err(_) if held.try_recv() == Ok(false) => Ok(None),
-            Err(_) => Err(Error::Closed),
+            Ok(Asked::Answered(answer)) => Ok(Some(answer)),
+            Ok(Asked::Declined(_)) => Ok(None),
+            Ok(Asked::Stopped) | Err(_) => Err(Error::Closed),
         }
+    }
+
+    /// [`ask_if`](Self::ask_if) without waiting: `then` takes what became of the call inside
+    /// the host task, as soon as it is known (the answer, the arguments back if `gate` did
+    /// not hold, or [`Asked::Stopped`]), and returns whether an answer reached the caller
+    /// (false for one that could not be delivered: what rode with it stays owed, H45).
+    /// `then` runs exactly once, also when the host task is gone already; it must not wait.
+    pub fn ask_then(
+        &self,
+        agent: &AgentId,
+        tool: &str,
+        args: Value,
+        gate: impl FnOnce(&Presenter) -> bool + Send + 'static,
+        then: impl FnOnce(Asked) -> bool + Send + 'static,
+    ) {
+        let command = Command::CallIf(
+            agent.clone(),
+            tool.to_owned(),
+            args,
+            Box::new(gate),
+            Replier::then(Box::new(then)),
+        );
+        // A task that is gone drops the command, and its replier tells `then` so.
+        let _ = self.send(command);
     }
 
     /// Rebuilds the model-facing tool list; returns whether it changed and its digest.

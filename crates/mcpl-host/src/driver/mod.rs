@@ -21,6 +21,7 @@ mod command;
 mod connection;
 mod host;
 mod policy;
+mod reply;
 mod status;
 mod status_read;
 mod task;
@@ -30,4 +31,6 @@ pub use answer::Answer;
 pub use connection::Connection;
 pub use host::Host;
 pub use policy::{DEFAULT_INLINE_CAP, HostPolicy};
+pub use reply::Asked;
 pub use status::{AgentStatus, HostStatus, OpenStatus, ServerStatus};
+

@@ -3,8 +3,10 @@
 //! agents get back.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::task::Poll;
 
-use mcpl_rpc::{Event, Peer};
+use mcpl_rpc::{Event, Events, Peer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -13,6 +15,7 @@ use super::agent::Agent;
 use super::answer::Answer;
 use super::command::{Command, Observer};
 use super::policy::HostPolicy;
+use super::reply::{Asked, Replier};
 use crate::Error;
 use crate::controller::{Controller, Effect, Outcome, Pending, Snapshot};
 use crate::names::ServerName;
@@ -21,6 +24,8 @@ use crate::presenter::{AgentId, LinkState, LookQuery, Plan, Presenter, Presenter
 pub(super) struct Conn {
     pub(super) ctrl: Controller,
     pub(super) peer: Peer,
+    /// The connection's events, which this task polls itself (no task in between).
+    pub(super) events: Events,
     pub(super) granted: bool,
     pub(super) epoch: u64,
     pub(super) closed: Option<oneshot::Sender<String>>,
@@ -30,7 +35,7 @@ pub(super) struct Conn {
 pub(super) struct Waiting {
     pub(super) agent: AgentId,
     pub(super) plan: Plan,
-    pub(super) reply: oneshot::Sender<Answer>,
+    pub(super) reply: Replier,
 }
 
 /// A look waiting for its servers' re-reads (H62).
@@ -39,11 +44,11 @@ pub(super) struct LookWait {
     pub(super) left: Vec<(ServerName, Pending)>,
     pub(super) unreachable: Vec<ServerName>,
     pub(super) query: LookQuery,
-    pub(super) reply: oneshot::Sender<Answer>,
+    pub(super) reply: Replier,
 }
 
-/// A frame from a connection, or its end (`None`).
-pub(super) type Frame = (ServerName, u64, Option<Event>);
+/// An event from a connection (its server and epoch), or its end (`None`).
+type Frame = (ServerName, u64, Option<Event>);
 
 pub(super) struct Task {
     pub(super) pres: Presenter,
@@ -55,7 +60,6 @@ pub(super) struct Task {
     pub(super) waiting: BTreeMap<(ServerName, Pending), Waiting>,
     pub(super) looks: Vec<LookWait>,
     pub(super) observers: Vec<Observer>,
-    pub(super) inbox: mpsc::UnboundedSender<Frame>,
     pub(super) next_epoch: u64,
     /// Each server's snapshot version when last drained; a new one runs the observers.
     pub(super) versions: BTreeMap<ServerName, u64>,
@@ -74,7 +78,6 @@ pub(super) async fn run(
     mut rx: mpsc::UnboundedReceiver<Command>,
     progress: watch::Sender<u64>,
 ) {
-    let (inbox, mut frames) = mpsc::unbounded_channel();
     let mut t = Task {
         pres: Presenter::new(cfg),
         policy,
@@ -84,13 +87,14 @@ pub(super) async fn run(
         waiting: BTreeMap::new(),
         looks: Vec::new(),
         observers: Vec::new(),
-        inbox,
         next_epoch: 0,
         versions: BTreeMap::new(),
         changed: false,
         turns: None,
     };
+    let mut turn: usize = 0;
     loop {
+        turn = turn.wrapping_add(1);
         let deadline = t.conns.values().filter_map(|c| c.ctrl.poll_timeout()).min();
         let sleep = async {
             match deadline {
@@ -107,7 +111,7 @@ pub(super) async fn run(
                 }
                 None => break,
             },
-            Some((server, epoch, ev)) = frames.recv() => t.frame(&server, epoch, ev),
+            (server, epoch, ev) = next_event(&mut t.conns, turn) => t.frame(&server, epoch, ev),
             () = sleep => {
                 let n = now();
                 for c in t.conns.values_mut() {
@@ -126,13 +130,36 @@ pub(super) async fn run(
     }
 }
 
+/// The next event of any connection, each asked in turn from the `start`th so that a busy
+/// one does not keep the others waiting. Never ready without connections.
+fn next_event(
+    conns: &mut BTreeMap<ServerName, Conn>,
+    start: usize,
+) -> impl Future<Output = Frame> + '_ {
+    std::future::poll_fn(move |cx| {
+        let skip = start % conns.len().max(1);
+        let (later, earlier) = (conns.iter_mut().skip(skip), skip);
+        for (name, c) in later {
+            if let Poll::Ready(ev) = c.events.poll_recv(cx) {
+                return Poll::Ready((name.clone(), c.epoch, ev));
+            }
+        }
+        for (name, c) in conns.iter_mut().take(earlier) {
+            if let Poll::Ready(ev) = c.events.poll_recv(cx) {
+                return Poll::Ready((name.clone(), c.epoch, ev));
+            }
+        }
+        Poll::Pending
+    })
+}
+
 impl Task {
     fn command(&mut self, cmd: Command) {
         match cmd {
             Command::Add {
                 cfg,
                 peer,
-                mut events,
+                events,
                 granted,
                 withheld,
                 closed,
@@ -142,22 +169,12 @@ impl Task {
                 let ctrl = Controller::resume(*cfg, now(), self.kept.remove(&server));
                 self.next_epoch += 1;
                 let epoch = self.next_epoch;
-                let inbox = self.inbox.clone();
-                let name = server.clone();
-                tokio::spawn(async move {
-                    while let Some(ev) = events.recv().await {
-                        let end = matches!(ev, Event::Closed { .. });
-                        if inbox.send((name.clone(), epoch, Some(ev))).is_err() || end {
-                            return;
-                        }
-                    }
-                    let _ = inbox.send((name, epoch, None));
-                });
                 if let Some(old) = self.conns.insert(
                     server.clone(),
                     Conn {
                         ctrl,
                         peer,
+                        events,
                         granted,
                         epoch,
                         closed: Some(closed),
@@ -187,6 +204,8 @@ impl Task {
             Command::CallIf(agent, tool, args, gate, reply) => {
                 if gate(&self.pres) {
                     self.call(agent, &tool, &args, reply);
+                } else {
+                    reply.send(Asked::Declined(args));
                 }
             }
             Command::Rebuild(reply) => {
@@ -205,7 +224,7 @@ impl Task {
         }
     }
 
-    fn call(&mut self, agent: AgentId, tool: &str, args: &Value, reply: oneshot::Sender<Answer>) {
+    fn call(&mut self, agent: AgentId, tool: &str, args: &Value, reply: Replier) {
         let plan = match self.pres.plan(tool, args) {
             Ok(p) => p,
             Err(refusal) => {
@@ -367,7 +386,7 @@ impl Task {
             let _ = tx.send(reason);
         }
         for a in answers {
-            self.answered(server, a.pending, &a.outcome);
+            self.answered(server, a.pending, a.outcome);
         }
     }
 
@@ -427,7 +446,7 @@ impl Task {
             let answers = self.drain_conn(&name, &mut c);
             self.conns.insert(name.clone(), c);
             for a in answers {
-                self.answered(&name, a.pending, &a.outcome);
+                self.answered(&name, a.pending, a.outcome);
             }
         }
         if std::mem::take(&mut self.changed) {

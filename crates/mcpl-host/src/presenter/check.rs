@@ -7,9 +7,69 @@
 //! they check `required`; a copy of the arguments with those defaults filled in is validated.
 //! The server still decides: it rejects a bad call with an ordinary tool error (§4.1).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hasher};
+use std::rc::Rc;
+
+use jsonschema::Validator;
 use serde_json::{Map, Value};
 
 use super::render;
+
+/// How many compiled schemas each thread keeps; past that the cache starts afresh.
+const CACHED_SCHEMAS: usize = 256;
+
+thread_local! {
+    /// Compiled schemas by the hash of their JSON text, each with the schema it was compiled
+    /// from (a hit must be equal to it, so a hash collision only costs a compile).
+    static VALIDATORS: RefCell<HashMap<u64, (Value, Rc<Validator>)>> =
+        RefCell::new(HashMap::new());
+}
+
+/// Feeds JSON text into a hasher without building it.
+struct HashWriter(DefaultHasher);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.write(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `schema` compiled, once per schema: the same definition is checked on every call of its
+/// tool, and compiling is most of a check's cost.
+fn validator(schema: &Value) -> Result<Rc<Validator>, jsonschema::ValidationError<'static>> {
+    let mut hasher = HashWriter(DefaultHasher::new());
+    let key = match serde_json::to_writer(&mut hasher, schema) {
+        Ok(()) => Some(hasher.0.finish()),
+        Err(_) => None,
+    };
+    let cached = key.and_then(|key| {
+        VALIDATORS.with_borrow(|v| {
+            v.get(&key)
+                .filter(|(seen, _)| seen == schema)
+                .map(|(_, compiled)| compiled.clone())
+        })
+    });
+    if let Some(compiled) = cached {
+        return Ok(compiled);
+    }
+    let compiled = Rc::new(jsonschema::draft202012::options().build(schema)?);
+    if let Some(key) = key {
+        VALIDATORS.with_borrow_mut(|v| {
+            if v.len() >= CACHED_SCHEMAS {
+                v.clear();
+            }
+            v.insert(key, (schema.clone(), compiled.clone()));
+        });
+    }
+    Ok(compiled)
+}
 
 /// The check's verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +85,7 @@ pub enum ArgCheck {
 
 /// Checks `args` against `schema`.
 pub fn check_args(schema: &Value, args: &Map<String, Value>) -> ArgCheck {
-    let validator = match jsonschema::draft202012::options().build(schema) {
+    let validator = match validator(schema) {
         Ok(v) => v,
         Err(e) => {
             // H81: the schema's content is the server's; log only that it failed.
