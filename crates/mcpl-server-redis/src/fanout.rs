@@ -169,7 +169,7 @@ async fn subscribe(
                         && let Ok(state) = codec::decode(text, store.anchor())
                     {
                         let stored = Versioned {
-                            state,
+                            state: std::sync::Arc::new(state),
                             version: *version,
                         };
                         // What another replica stored is this replica's copy too: after an

@@ -9,8 +9,8 @@ use mcpl_server::{
 };
 use redis::aio::MultiplexedConnection;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How many times a document update is retried when other writers keep getting in first.
@@ -177,7 +177,9 @@ impl RedisStore {
     /// This replica's last copy of `principal`'s state: what it last read or wrote.
     pub fn cached(&self, principal: &Principal) -> Option<PrincipalState> {
         let copies = self.copies.lock().unwrap_or_else(|p| p.into_inner());
-        copies.get(principal).map(|v| v.state.clone())
+        copies
+            .get(principal)
+            .map(|v| PrincipalState::clone(&v.state))
     }
 
     fn copy(&self, principal: &Principal) -> Option<Versioned> {
@@ -281,7 +283,7 @@ impl RedisStore {
             None => PrincipalState::default(),
         };
         Ok(Versioned {
-            state,
+            state: Arc::new(state),
             version: version.unwrap_or(0),
         })
     }
@@ -317,7 +319,10 @@ impl RedisStore {
                 ))
             })?
         };
-        Ok(Written::Conflict(Versioned { state, version }))
+        Ok(Written::Conflict(Versioned {
+            state: Arc::new(state),
+            version,
+        }))
     }
 }
 

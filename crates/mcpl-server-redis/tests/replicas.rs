@@ -33,7 +33,7 @@ async fn commit<R>(
     let mut conflicts = 0;
     loop {
         let mut state = stored.state.clone();
-        let out = edit(&mut state);
+        let out = edit(std::sync::Arc::make_mut(&mut state));
         let write = WriteSet {
             principal: principal.clone(),
             read: stored.version,

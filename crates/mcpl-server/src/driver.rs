@@ -269,7 +269,7 @@ impl Handle {
             .load(principal)
             .await
             .map_err(|e| Error::Store(e.to_string()))?;
-        Ok(self.server.seeded(stored.state))
+        Ok(self.server.seeded(Arc::unwrap_or_clone(stored.state)))
     }
 
     /// How many writes were refused because another writer (another connection, another
@@ -396,7 +396,7 @@ async fn commit(
     let mut stored = store.load(principal).await.map_err(failed)?;
     loop {
         let mut state = stored.state.clone();
-        let Some(change) = edit(&mut state)? else {
+        let Some(change) = edit(Arc::make_mut(&mut state))? else {
             return Ok(None);
         };
         let write = WriteSet {
@@ -705,7 +705,7 @@ impl<A: App> Runtime<A> {
                     tracing::warn!(error = %e, "app outcome rejected");
                 }
             }
-            Command::Change(change) => session.handle_principal_change(now(), &change),
+            Command::Change(change) => session.handle_shared_change(now(), change),
             Command::Catalog => session.handle_catalog_change(now()),
         }
     }

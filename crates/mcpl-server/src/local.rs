@@ -42,7 +42,8 @@ impl MemoryStore {
         let mut stored = self.load_now(principal);
         loop {
             let mut state = stored.state.clone();
-            let change = server.apply_to(now, principal, &mut state, update)?;
+            let change =
+                server.apply_to(now, principal, std::sync::Arc::make_mut(&mut state), update)?;
             let write = WriteSet {
                 principal: principal.clone(),
                 read: stored.version,

@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::principal::{ConnectionId, Principal};
@@ -153,10 +153,14 @@ impl PrincipalState {
 /// A principal's state as a store holds it, with its version: `0` when the store has none
 /// (reading creates nothing, §5.6: a principal nobody has served has no state), then one
 /// more for every write.
+///
+/// The state is shared, copy on write: the store, a write, a published change and every
+/// session of the principal hold the same value until one of them edits it
+/// (`Arc::make_mut`), so handing it around costs a reference count, not a copy.
 #[derive(Debug, Clone, Default)]
 pub struct Versioned {
     /// The state (empty when the store has none).
-    pub state: PrincipalState,
+    pub state: Arc<PrincipalState>,
     /// The version it had when read.
     pub version: u64,
 }
@@ -169,9 +173,9 @@ pub struct WriteSet {
     pub principal: Principal,
     /// The version the change was computed from.
     pub read: u64,
-    /// The new state; `None` forgets the principal (a per-connection principal at
-    /// disconnect, §5.6).
-    pub state: Option<PrincipalState>,
+    /// The new state (shared with the session that wrote it); `None` forgets the principal
+    /// (a per-connection principal at disconnect, §5.6).
+    pub state: Option<Arc<PrincipalState>>,
 }
 
 /// How a write ended.
@@ -303,7 +307,7 @@ mod tests {
         let first = WriteSet {
             principal: ada.clone(),
             read: 0,
-            state: Some(state.clone()),
+            state: Some(Arc::new(state.clone())),
         };
         assert!(matches!(
             store.write_now(&first),
@@ -314,7 +318,7 @@ mod tests {
         let stale = WriteSet {
             principal: ada.clone(),
             read: 0,
-            state: Some(state),
+            state: Some(Arc::new(state)),
         };
         match store.write_now(&stale) {
             Written::Conflict(now) => {

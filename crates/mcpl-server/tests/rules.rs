@@ -876,7 +876,7 @@ fn a_catalog_change_before_initialize_is_not_announced() {
     s.handle_state(
         w.now,
         mcpl_server::Versioned {
-            state: seeded,
+            state: std::sync::Arc::new(seeded),
             version: 0,
         },
     );

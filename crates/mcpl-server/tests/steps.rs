@@ -190,3 +190,72 @@ fn issue22_event_ids_carry_the_drivers_prefix_and_the_connection() {
         .expect("a push");
     assert_eq!(push["eventId"], json!("p7-c1-ev-0"));
 }
+
+/// Whether two state borrows are the same value in memory (not merely equal).
+fn same(a: &mcpl_server::PrincipalState, b: &mcpl_server::PrincipalState) -> bool {
+    std::ptr::eq(a, b)
+}
+
+#[test]
+fn s5_6_a_change_shares_one_copy_of_the_state_with_every_session_of_the_principal() {
+    // The state travels copy on write: the store, the writing session and each session the
+    // change reaches hold the same value, so a change costs no copy per receiving
+    // connection.
+    let mut w = World::arcade();
+    let a = w.connect(ada(), true, true);
+    let b = w.connect(ada(), true, false);
+    let c = w.connect(ada(), true, false);
+    w.request(
+        a,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .expect("the open succeeds");
+    for other in [b, c] {
+        let got = w.take(other);
+        assert_eq!(methods(&got), ["tools/hints"], "{got:?}");
+    }
+    let stored = w.store.load_now(&ada());
+    assert_eq!(stored.state.instances_of("game").len(), 1);
+    for conn in [a, b, c] {
+        assert!(
+            same(w.conns[conn].session.state(), &stored.state),
+            "connection {conn} holds its own copy"
+        );
+    }
+    // A step that changes nothing keeps sharing.
+    w.request(b, "ping", json!({})).expect("ping answers");
+    assert!(same(w.conns[b].session.state(), &stored.state));
+}
+
+#[test]
+fn s5_6_an_edit_copies_the_shared_state_and_leaves_the_other_holders_as_they_were() {
+    let mut w = World::arcade();
+    let a = w.connect(ada(), true, true);
+    let b = w.connect(ada(), true, false);
+    w.request(
+        a,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .expect("the open succeeds");
+    let before = w.store.load_now(&ada());
+    w.request(
+        b,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g2"}),
+    )
+    .expect("the open succeeds");
+    // The value read before is untouched: the edit went to a copy.
+    let names: Vec<String> = before
+        .state
+        .instances_of("game")
+        .iter()
+        .map(|i| i.to_string())
+        .collect();
+    assert_eq!(names, ["g1"]);
+    let after = w.store.load_now(&ada());
+    assert_eq!(after.state.instances_of("game").len(), 2);
+    assert!(!same(&before.state, &after.state));
+    assert!(same(w.conns[a].session.state(), &after.state));
+}

@@ -16,6 +16,7 @@ use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::mcp::{CallToolParams, CallToolResult};
 use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Where a call goes, or why it cannot go anywhere.
@@ -325,7 +326,14 @@ impl Session {
         let env = self.server.env(&catalog, now);
         // An update that records nothing changes no state, and needs no write.
         self.dirty |= !own.ops.is_empty();
-        let (touches, bad) = match crate::update::commit(&env, &mut self.state, &own) {
+        // Without ops the state is not touched (nor copied); the event and suggestions, if
+        // any, are still published below.
+        let committed = if own.ops.is_empty() {
+            Ok(Vec::new())
+        } else {
+            crate::update::commit(&env, Arc::make_mut(&mut self.state), &own)
+        };
+        let (touches, bad) = match committed {
             Ok(t) => (t, None),
             Err(e) => (Vec::new(), Some(e)),
         };

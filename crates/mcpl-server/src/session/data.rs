@@ -102,7 +102,8 @@ pub(crate) struct PlannedCall {
 pub(super) enum Input {
     Message(Instant, Message),
     CallDone(Instant, CallId, Box<Outcome>),
-    Change(Instant, PrincipalChange),
+    /// Shared by every session the change was handed to: keeping it costs a count.
+    Change(Instant, Arc<PrincipalChange>),
     Catalog(Instant),
     Timeout(Instant),
     Disconnect(Instant),
@@ -135,7 +136,7 @@ pub(super) struct Snapshot {
     pub(super) announced: Option<Arc<Value>>,
     pub(super) disconnected: bool,
     pub(super) pending_events: HashSet<RequestId>,
-    pub(super) state: crate::store::PrincipalState,
+    pub(super) state: Arc<crate::store::PrincipalState>,
     pub(super) version: u64,
     pub(super) dirty: bool,
     pub(super) forget: bool,

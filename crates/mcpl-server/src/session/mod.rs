@@ -76,8 +76,10 @@ pub struct Session {
     /// Where this session's `push/event` ids start (unique per process: see
     /// [`Session::set_event_prefix`]).
     event_prefix: String,
-    /// The principal's state as this session last read or wrote it, with its version.
-    state: PrincipalState,
+    /// The principal's state as this session last read or wrote it, with its version. Shared
+    /// copy on write with the store, the step's snapshot and the principal's other sessions:
+    /// only an edit ([`Session::edit`]) copies it, once per step.
+    state: Arc<PrincipalState>,
     version: u64,
     /// Whether the state was read yet ([`Effect::Load`] answered).
     loaded: bool,
@@ -118,7 +120,7 @@ impl Session {
             disconnected: false,
             pending_events: HashSet::new(),
             event_prefix: "local".to_owned(),
-            state: PrincipalState::default(),
+            state: Arc::default(),
             version: 0,
             loaded: false,
             dirty: false,
@@ -356,7 +358,17 @@ impl Session {
         if change.principal != self.principal || change.origin == Some(self.connection) {
             return;
         }
-        let _ = self.submit(Input::Change(now, change.clone()));
+        let _ = self.submit(Input::Change(now, Arc::new(change.clone())));
+    }
+
+    /// [`handle_principal_change`](Self::handle_principal_change) for a change shared by
+    /// several sessions (a driver hands the same one to every session of the principal):
+    /// the session keeps a reference to it, not a copy.
+    pub fn handle_shared_change(&mut self, now: Instant, change: Arc<PrincipalChange>) {
+        if change.principal != self.principal || change.origin == Some(self.connection) {
+            return;
+        }
+        let _ = self.submit(Input::Change(now, change));
     }
 
     fn principal_change(&mut self, now: Instant, change: &PrincipalChange) {

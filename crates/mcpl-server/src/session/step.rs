@@ -38,10 +38,12 @@ impl Session {
             .any(|i| matches!(i, Input::CallDone(_, c, _) if *c == call))
     }
 
-    /// Edits the principal's state; the step will store it.
+    /// Edits the principal's state; the step will store it. The first edit of a step copies
+    /// the state if anything else holds it (the step's snapshot, the store, a published
+    /// change, another session); later edits in the same step do not.
     pub(super) fn edit<R>(&mut self, f: impl FnOnce(&mut crate::store::PrincipalState) -> R) -> R {
         self.dirty = true;
-        f(&mut self.state)
+        f(Arc::make_mut(&mut self.state))
     }
 
     /// Forgets the principal's state at the end of this step (§5.6).
@@ -72,7 +74,7 @@ impl Session {
         self.forget = false;
         if !self.state.seeded {
             // §5.1: default-open toolsets open with the principal's first session.
-            seed(&self.server.catalog(), &mut self.state);
+            seed(&self.server.catalog(), Arc::make_mut(&mut self.state));
             self.dirty = true;
         }
     }

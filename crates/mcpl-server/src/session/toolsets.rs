@@ -14,6 +14,7 @@ use mcpl_protocol::rfc014::{
     OpenResult, ToolsetName,
 };
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How an open began.
@@ -111,7 +112,7 @@ impl Session {
             return Begin::Unavailable(why);
         }
         let before = self.state.next_instance;
-        let s = &mut self.state;
+        let s = Arc::make_mut(&mut self.state);
         let begin = {
             let key = match instance.clone() {
                 Some(i) => OpenKey::new(toolset.clone(), Some(i)),
@@ -425,7 +426,7 @@ impl Session {
         } = context;
         self.dirty = true;
         let (touches, bad) = {
-            let s = &mut self.state;
+            let s = Arc::make_mut(&mut self.state);
             if let Some(o) = s.open.get_mut(&key) {
                 o.phase = Phase::Open;
                 o.title = match (&reply.title, entry) {
@@ -533,7 +534,7 @@ impl Session {
             .or_else(|| Some(format!("{} was closed by a host", key.describe())));
         self.dirty = true;
         let (touches, bad) = {
-            let s = &mut self.state;
+            let s = Arc::make_mut(&mut self.state);
             let mut touches = Vec::new();
             if let Some(id) = update::end(&env, s, &key, reason.clone()) {
                 touches.push(Touch::State {

@@ -317,7 +317,8 @@ impl World {
 
     /// `principal`'s stored state as its first connection sees it.
     pub fn state(&self, principal: &Principal) -> PrincipalState {
-        self.server.seeded(self.store.load_now(principal).state)
+        self.server
+            .seeded(Arc::unwrap_or_clone(self.store.load_now(principal).state))
     }
 
     /// Reads, commits and writes `update` for `principal`, as the driver's committer does.
@@ -339,9 +340,9 @@ impl World {
         for principal in self.store.principals_now() {
             let stored = self.store.load_now(&principal);
             let mut state = stored.state;
-            let Some(change) = self
-                .server
-                .end_removed(self.now, &removed, &principal, &mut state)
+            let Some(change) =
+                self.server
+                    .end_removed(self.now, &removed, &principal, Arc::make_mut(&mut state))
             else {
                 continue;
             };
@@ -527,7 +528,7 @@ pub fn edit_stored(
 ) -> Result<PrincipalChange, mcpl_server::Error> {
     let stored = store.load_now(principal);
     let mut state = stored.state;
-    let change = edit(&mut state)?;
+    let change = edit(Arc::make_mut(&mut state))?;
     let write = WriteSet {
         principal: principal.clone(),
         read: stored.version,
