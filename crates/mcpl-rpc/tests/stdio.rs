@@ -495,3 +495,24 @@ async fn a_typed_notification_is_written_with_its_method_and_params_and_unit_mea
     assert_eq!(notification.params, None);
     client.close().await;
 }
+
+#[test]
+fn a_peer_whose_runtime_has_shut_down_is_closed() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // The other end stays open: only the connection's task goes away, with its runtime.
+    let (peer, _events, _other_end) = runtime.block_on(async {
+        let (a, b) = Transport::memory_pair();
+        let (peer, events) = Peer::start(a, PeerConfig::default());
+        (peer, events, b)
+    });
+    assert!(!peer.is_closed());
+    drop(runtime);
+    assert!(peer.is_closed());
+    assert!(matches!(
+        peer.notify_value("after", None),
+        Err(RpcError::Closed { .. })
+    ));
+}
