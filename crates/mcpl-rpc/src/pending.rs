@@ -267,4 +267,14 @@ mod tests {
         assert_eq!(waiters, ['a', 'b']);
         assert_eq!(table.poll_timeout(), None);
     }
+
+    #[test]
+    fn a_timeout_too_long_for_instant_never_expires_within_a_decade() {
+        let now = Instant::now();
+        let mut table = Outgoing::new(2);
+        table.register(now, 1.into(), "m".into(), Duration::MAX, ());
+        let decade = secs(10 * 365 * 86_400);
+        assert!(table.poll_timeout().unwrap() > now + decade);
+        assert!(table.handle_timeout(now + decade).is_empty());
+    }
 }
