@@ -277,4 +277,22 @@ mod tests {
         assert!(table.poll_timeout().unwrap() > now + decade);
         assert!(table.handle_timeout(now + decade).is_empty());
     }
+
+    #[test]
+    fn a_late_answer_frees_its_record_and_the_bound_still_forgets_the_oldest() {
+        let now = Instant::now();
+        let mut table = Outgoing::new(2);
+        for id in 1..=4 {
+            table.register(now, id.into(), format!("m{id}"), secs(5), ());
+        }
+        table.give_up(&1.into(), LateReason::Cancelled);
+        table.give_up(&2.into(), LateReason::Cancelled);
+        assert!(matches!(table.complete(&1.into()), Completion::Late(_)));
+        // Records 2, 3 and 4 with room for two: 2, the oldest left, is forgotten.
+        table.give_up(&3.into(), LateReason::Cancelled);
+        table.give_up(&4.into(), LateReason::Cancelled);
+        assert!(matches!(table.complete(&2.into()), Completion::Unknown));
+        assert!(matches!(table.complete(&3.into()), Completion::Late(_)));
+        assert!(matches!(table.complete(&4.into()), Completion::Late(_)));
+    }
 }
