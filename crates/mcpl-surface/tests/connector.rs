@@ -28,3 +28,47 @@ async fn a_streamable_http_server_that_is_down_is_unreachable_at_connect() {
     assert!(!why.is_empty(), "no cause given: {err}");
     assert_eq!(err.to_string(), format!("cannot connect to {url}: {why}"));
 }
+
+fn spec(target: Target) -> ServerSpec {
+    ServerSpec::new(ServerName::parse("s").expect("a name"), target)
+}
+
+#[tokio::test]
+async fn a_missing_program_path_is_named_with_the_os_reason_without_its_error_number() {
+    let spec = spec(Target::Exec {
+        program: "/nonexistent/mcpl-server".into(),
+        args: vec![],
+    });
+    let Err(err) = StandardConnector.connect(&spec).await else {
+        panic!("started a program that does not exist")
+    };
+    assert_eq!(
+        err.to_string(),
+        "cannot start \"/nonexistent/mcpl-server\": No such file or directory"
+    );
+}
+
+#[tokio::test]
+async fn a_plain_command_line_starts_its_program_directly_so_a_missing_one_is_named() {
+    let spec = spec(Target::Command("no-such-mcpl-program --flag x".into()));
+    let Err(err) = StandardConnector.connect(&spec).await else {
+        panic!("started a program that is on no PATH directory")
+    };
+    assert_eq!(
+        err.to_string(),
+        "cannot start \"no-such-mcpl-program\": not found on PATH"
+    );
+    // A program that is there starts (as a child, talking over its stdio).
+    let spec = self::spec(Target::Command("cat".into()));
+    assert!(StandardConnector.connect(&spec).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_streamable_http_url_with_an_ipv6_host_is_reached_at_that_address() {
+    let listener = std::net::TcpListener::bind("[::1]:0").expect("the IPv6 loopback");
+    let port = listener.local_addr().expect("its address").port();
+    let spec = spec(Target::Http(format!("http://[::1]:{port}/mcp")));
+    if let Err(err) = StandardConnector.connect(&spec).await {
+        panic!("a listening IPv6 address was not reached: {err}")
+    }
+}
