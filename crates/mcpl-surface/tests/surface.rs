@@ -571,3 +571,24 @@ async fn h83_a_static_tool_result_keeps_its_blocks_and_structured_content_with_n
     assert!(last.contains("Rival took c0."), "{r}");
     assert!(r.get("_meta").is_none(), "{r}");
 }
+
+#[tokio::test]
+async fn a_call_of_a_name_no_server_has_is_refused_as_invalid_params_and_reaches_no_server() {
+    let cutter = Cutter::with(&["cells"]);
+    let (_surface, client) = surface(&cutter, &["cells"]).await;
+    assert!(names(&client.tools().await).contains(&"hello".to_owned()));
+    let err = client
+        .peer
+        .request_value(
+            "tools/call",
+            Some(json!({"name": "no_such_tool", "arguments": {}})),
+            mcpl_rpc::RequestOptions::timeout(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap_err();
+    let mcpl_rpc::RpcError::Remote { error, .. } = err else {
+        panic!("not refused by the surface: {err:?}")
+    };
+    assert_eq!(error.code, -32602);
+    assert_eq!(error.message, "unknown tool `no_such_tool`");
+}
