@@ -590,5 +590,5 @@ async fn a_call_of_a_name_no_server_has_is_refused_as_invalid_params_and_reaches
         panic!("not refused by the surface: {err:?}")
     };
     assert_eq!(error.code, -32602);
-    assert_eq!(error.message, "unknown tool `no_such_tool`");
+    assert_eq!(error.message, "invalid params: unknown tool `no_such_tool`");
 }
