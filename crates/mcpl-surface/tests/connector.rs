@@ -72,3 +72,40 @@ async fn a_streamable_http_url_with_an_ipv6_host_is_reached_at_that_address() {
         panic!("a listening IPv6 address was not reached: {err}")
     }
 }
+
+#[tokio::test]
+async fn a_url_targets_headers_are_sent_with_its_requests() {
+    use mcpl_rpc::transport::http::{HttpServerConfig, router};
+    let (app, mut sessions) = router("/mcp", HttpServerConfig::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let port = listener.local_addr().expect("its address").port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut spec = spec(Target::Http(format!("http://127.0.0.1:{port}/mcp")));
+    spec.headers = vec![("Authorization".into(), "Bearer s3cret".into())];
+    let transport = StandardConnector.connect(&spec).await.expect("connects");
+    let (peer, _events) = mcpl_rpc::Peer::start(transport, mcpl_rpc::PeerConfig::default());
+    let asking = peer.start_request(
+        "initialize",
+        Some(serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}})),
+        mcpl_rpc::RequestOptions::default(),
+    );
+    assert!(asking.is_ok());
+    let session = sessions.recv().await.expect("a session");
+    assert_eq!(session.headers["authorization"], "Bearer s3cret");
+}
+
+#[tokio::test]
+async fn a_url_without_a_port_is_reached_on_the_schemes_port() {
+    // Port 80 of the IPv6 loopback, where nothing listens here: refused, not a bad address.
+    let spec = spec(Target::Http("http://[::1]/mcp".into()));
+    let Err(err) = StandardConnector.connect(&spec).await else {
+        panic!("something listens on [::1]:80")
+    };
+    assert_eq!(
+        err.to_string(),
+        "cannot connect to http://[::1]/mcp: Connection refused"
+    );
+}
