@@ -592,3 +592,41 @@ async fn a_call_of_a_name_no_server_has_is_refused_as_invalid_params_and_reaches
     assert_eq!(error.code, -32602);
     assert_eq!(error.message, "invalid params: unknown tool `no_such_tool`");
 }
+
+#[tokio::test]
+async fn the_surfaces_push_event_requests_to_one_client_carry_distinct_ids() {
+    let cutter = Cutter::with(&["cells"]);
+    let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});
+    let (_surface, mut client) = surface_for(&cutter, &["cells"], caps).await;
+    let receipt = client
+        .request(
+            "featureSets/update",
+            json!({"effectiveCapabilities": ["pushEvents"]}),
+        )
+        .await;
+    assert_eq!(receipt["accepted"], true, "{receipt}");
+    client.tools().await;
+    client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    let mut ids = Vec::new();
+    for cell in ["c3", "c2"] {
+        client
+            .call("toolsets_act", json!({"tool": "play", "args": {"cell": cell}}))
+            .await;
+        let e = next_event(
+            &mut client,
+            |e| matches!(e, Event::Request { request, .. } if request.method == "push/event"),
+        )
+        .await;
+        let Event::Request {
+            request, responder, ..
+        } = e
+        else {
+            unreachable!()
+        };
+        ids.push(request.id.clone());
+        responder.respond(json!({"accepted": true})).unwrap();
+    }
+    assert_ne!(ids[0], ids[1], "two pushes with one id: {ids:?}");
+}
