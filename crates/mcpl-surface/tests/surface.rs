@@ -630,3 +630,36 @@ async fn the_surfaces_push_event_requests_to_one_client_carry_distinct_ids() {
     }
     assert_ne!(ids[0], ids[1], "two pushes with one id: {ids:?}");
 }
+
+#[tokio::test]
+async fn h84_the_configured_inline_cap_moves_a_change_that_does_not_fit_to_the_next_answer() {
+    use mcpl_rpc::Transport;
+    use mcpl_surface::{LinkTiming, Surface, SurfaceConfig};
+    use std::sync::Arc;
+    let cutter = Cutter::with(&["cells"]);
+    let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
+    cfg.timing = LinkTiming {
+        request_timeout: Duration::from_secs(5),
+        call_timeout: Duration::from_secs(5),
+        backoff_initial: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(40),
+    };
+    // Room for the open's own text, not for the change told with it.
+    cfg.inline_cap = Some(40);
+    let surface = Arc::new(Surface::start(cfg, Arc::new(cutter.clone())).expect("surface starts"));
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    tokio::spawn(async move { surface.serve(Transport::stdio(sr, sw)).await });
+    let (cr, cw) = tokio::io::split(client_io);
+    let client = Client::start(Transport::stdio(cr, cw), json!({})).await;
+    client.tools().await;
+
+    let (text, err) = client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    assert!(!err, "{text}");
+    assert!(text.contains("opened `game`/`g`"), "{text}");
+    assert!(!text.contains("is available"), "the change was inline: {text}");
+    let (look, _) = client.call("toolsets_look", json!({})).await;
+    assert!(look.contains("`play` in `game`/`g` is available"), "{look}");
+}
