@@ -292,9 +292,15 @@ mod tests {
         let mut p = Published::default();
         assert!(p.observe("abc".into()));
         assert!(!p.observe("abc".into()));
-        assert_eq!((p.lists, p.changes, p.resent_bytes, p.first_bytes), (2, 0, 0, 3));
+        assert_eq!(
+            (p.lists, p.changes, p.resent_bytes, p.first_bytes),
+            (2, 0, 0, 3)
+        );
         assert!(!p.observe("abcd".into()));
         assert!(!p.observe("xy".into()));
-        assert_eq!((p.lists, p.changes, p.resent_bytes, p.first_bytes), (4, 2, 6, 3));
+        assert_eq!(
+            (p.lists, p.changes, p.resent_bytes, p.first_bytes),
+            (4, 2, 6, 3)
+        );
     }
 }

@@ -88,8 +88,10 @@ async fn a_url_targets_headers_are_sent_with_its_requests() {
     let (peer, _events) = mcpl_rpc::Peer::start(transport, mcpl_rpc::PeerConfig::default());
     let asking = peer.start_request(
         "initialize",
-        Some(serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}})),
+        Some(
+            serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}),
+        ),
         mcpl_rpc::RequestOptions::default(),
     );
     assert!(asking.is_ok());

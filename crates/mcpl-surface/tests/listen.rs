@@ -41,7 +41,10 @@ async fn listening_answers_a_client_without_origin_and_refuses_a_foreign_origin(
     tokio::spawn(serve(surface, config));
     let mut listening = false;
     for _ in 0..500 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             listening = true;
             break;
         }

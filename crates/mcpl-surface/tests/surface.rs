@@ -612,7 +612,10 @@ async fn the_surfaces_push_event_requests_to_one_client_carry_distinct_ids() {
     let mut ids = Vec::new();
     for cell in ["c3", "c2"] {
         client
-            .call("toolsets_act", json!({"tool": "play", "args": {"cell": cell}}))
+            .call(
+                "toolsets_act",
+                json!({"tool": "play", "args": {"cell": cell}}),
+            )
             .await;
         let e = next_event(
             &mut client,
@@ -659,7 +662,10 @@ async fn h84_the_configured_inline_cap_moves_a_change_that_does_not_fit_to_the_n
         .await;
     assert!(!err, "{text}");
     assert!(text.contains("opened `game`/`g`"), "{text}");
-    assert!(!text.contains("is available"), "the change was inline: {text}");
+    assert!(
+        !text.contains("is available"),
+        "the change was inline: {text}"
+    );
     let (look, _) = client.call("toolsets_look", json!({})).await;
     assert!(look.contains("`play` in `game`/`g` is available"), "{look}");
 }
