@@ -267,4 +267,32 @@ mod tests {
         assert_eq!(waiters, ['a', 'b']);
         assert_eq!(table.poll_timeout(), None);
     }
+
+    #[test]
+    fn a_timeout_too_long_for_instant_never_expires_within_a_decade() {
+        let now = Instant::now();
+        let mut table = Outgoing::new(2);
+        table.register(now, 1.into(), "m".into(), Duration::MAX, ());
+        let decade = secs(10 * 365 * 86_400);
+        assert!(table.poll_timeout().unwrap() > now + decade);
+        assert!(table.handle_timeout(now + decade).is_empty());
+    }
+
+    #[test]
+    fn a_late_answer_frees_its_record_and_the_bound_still_forgets_the_oldest() {
+        let now = Instant::now();
+        let mut table = Outgoing::new(2);
+        for id in 1..=4 {
+            table.register(now, id.into(), format!("m{id}"), secs(5), ());
+        }
+        table.give_up(&1.into(), LateReason::Cancelled);
+        table.give_up(&2.into(), LateReason::Cancelled);
+        assert!(matches!(table.complete(&1.into()), Completion::Late(_)));
+        // Records 2, 3 and 4 with room for two: 2, the oldest left, is forgotten.
+        table.give_up(&3.into(), LateReason::Cancelled);
+        table.give_up(&4.into(), LateReason::Cancelled);
+        assert!(matches!(table.complete(&2.into()), Completion::Unknown));
+        assert!(matches!(table.complete(&3.into()), Completion::Late(_)));
+        assert!(matches!(table.complete(&4.into()), Completion::Late(_)));
+    }
 }

@@ -478,3 +478,64 @@ async fn writes_leave_in_the_order_they_were_made_whichever_way_they_go() {
     }
     assert_eq!(requests.len(), 20);
 }
+
+struct Progress;
+impl mcpl_protocol::method::NotificationMethod for Progress {
+    const METHOD: &'static str = "test/progress";
+    type Params = EchoText;
+}
+
+struct Bare;
+impl mcpl_protocol::method::NotificationMethod for Bare {
+    const METHOD: &'static str = "test/bare";
+    type Params = ();
+}
+
+#[tokio::test]
+async fn a_typed_notification_is_written_with_its_method_and_params_and_unit_means_none() {
+    let (a, b) = Transport::memory_pair();
+    let (client, _client_events) = Peer::start(a, PeerConfig::default());
+    let (_server, server_events) = Peer::start(b, PeerConfig::default());
+    let mut server_seen = serve_echo(server_events);
+
+    client
+        .notify::<Progress>(EchoText {
+            text: "half".into(),
+        })
+        .unwrap();
+    client.notify::<Bare>(()).unwrap();
+    // The wire is ordered: once a later request is answered, the notifications were read.
+    client.request_value("ping", None, secs(5)).await.unwrap();
+    let Ok(Event::Notification { notification, .. }) = server_seen.try_recv() else {
+        panic!("server saw no typed notification")
+    };
+    assert_eq!(notification.method, "test/progress");
+    assert_eq!(notification.params, Some(json!({"text": "half"})));
+    let Ok(Event::Notification { notification, .. }) = server_seen.try_recv() else {
+        panic!("server saw no second notification")
+    };
+    assert_eq!(notification.method, "test/bare");
+    assert_eq!(notification.params, None);
+    client.close().await;
+}
+
+#[test]
+fn a_peer_whose_runtime_has_shut_down_is_closed() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // The other end stays open: only the connection's task goes away, with its runtime.
+    let (peer, _events, _other_end) = runtime.block_on(async {
+        let (a, b) = Transport::memory_pair();
+        let (peer, events) = Peer::start(a, PeerConfig::default());
+        (peer, events, b)
+    });
+    assert!(!peer.is_closed());
+    drop(runtime);
+    assert!(peer.is_closed());
+    assert!(matches!(
+        peer.notify_value("after", None),
+        Err(RpcError::Closed { .. })
+    ));
+}

@@ -562,4 +562,23 @@ mod tests {
             "{err:?}"
         );
     }
+
+    #[test]
+    fn a_ca_file_is_taken_for_a_url_and_refused_for_a_command() {
+        let text = r#"{"mcpServers": {"games": {"url": "https://h/mcp", "ca": "/etc/ca.pem"}}}"#;
+        let c = FileConfig::parse(text, env).unwrap();
+        assert_eq!(c.servers[0].ca, Some(PathBuf::from("/etc/ca.pem")));
+        let text = r#"{"mcpServers": {"notes": {"command": "notes", "ca": "/etc/ca.pem"}}}"#;
+        let err = FileConfig::parse(text, env).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                ConfigProblem::Server {
+                    problem: EntryProblem::CaOnCommand,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
 }

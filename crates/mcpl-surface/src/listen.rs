@@ -168,4 +168,17 @@ mod tests {
         assert!(!authorized(&h, Some("other")));
         assert!(authorized(&HeaderMap::new(), None));
     }
+
+    #[test]
+    fn a_token_that_is_a_prefix_or_has_letters_swapped_is_refused() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert("authorization", v.parse().unwrap());
+            h
+        };
+        assert!(!authorized(&with("Bearer s3cre"), Some("s3cret")));
+        assert!(!authorized(&with("Bearer s3cretX"), Some("s3cret")));
+        assert!(!authorized(&with("Bearer tset"), Some("test")));
+        assert!(authorized(&with("Bearer test"), Some("test")));
+    }
 }

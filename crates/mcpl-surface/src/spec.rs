@@ -228,4 +228,15 @@ mod tests {
         assert_eq!(two[0].name, "mcpl");
         assert_eq!(two[1].name, "mcpl-2");
     }
+
+    #[test]
+    fn a_repeated_name_of_the_longest_length_is_cut_to_fit_its_suffix() {
+        let long = "abcdefghijklmnopqrstuvwxyz012345";
+        assert_eq!(long.len(), 32);
+        let line = format!("{long}=cat");
+        let specs = ServerSpec::parse_all(&[line.as_str(), line.as_str(), line.as_str()]).unwrap();
+        assert_eq!(specs[0].name, long);
+        assert_eq!(specs[1].name, "abcdefghijklmnopqrstuvwxyz0123-2");
+        assert_eq!(specs[2].name, "abcdefghijklmnopqrstuvwxyz0123-3");
+    }
 }

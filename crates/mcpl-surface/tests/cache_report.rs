@@ -34,3 +34,29 @@ fn a_ratio_over_nothing_re_sent_is_same_or_infinite() {
     );
     assert!(!groups.contains("same"), "{groups}");
 }
+
+#[test]
+fn the_plain_to_dynamic_toolsets_ratio_is_shown_only_when_the_latter_re_sent_something() {
+    let report = CacheReport {
+        surface_bytes: 100,
+        plain: tally(600),
+        groups: tally(300),
+        ..CacheReport::default()
+    };
+    assert!(
+        report
+            .render()
+            .contains("  plain / dynamic-toolsets: 2.0x the bytes\n"),
+        "{}",
+        report.render()
+    );
+    let report = CacheReport {
+        groups: tally(0),
+        ..report
+    };
+    assert!(
+        !report.render().contains("plain / dynamic-toolsets"),
+        "{}",
+        report.render()
+    );
+}

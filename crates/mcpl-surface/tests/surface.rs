@@ -674,3 +674,101 @@ async fn a_call_cancelled_in_flight_gets_no_answer_and_the_next_call_is_answered
         }
     }
 }
+
+#[tokio::test]
+async fn a_call_of_a_name_no_server_has_is_refused_as_invalid_params_and_reaches_no_server() {
+    let cutter = Cutter::with(&["cells"]);
+    let (_surface, client) = surface(&cutter, &["cells"]).await;
+    assert!(names(&client.tools().await).contains(&"hello".to_owned()));
+    let err = client
+        .peer
+        .request_value(
+            "tools/call",
+            Some(json!({"name": "no_such_tool", "arguments": {}})),
+            mcpl_rpc::RequestOptions::timeout(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap_err();
+    let mcpl_rpc::RpcError::Remote { error, .. } = err else {
+        panic!("not refused by the surface: {err:?}")
+    };
+    assert_eq!(error.code, -32602);
+    assert_eq!(error.message, "invalid params: unknown tool `no_such_tool`");
+}
+
+#[tokio::test]
+async fn the_surfaces_push_event_requests_to_one_client_carry_distinct_ids() {
+    let cutter = Cutter::with(&["cells"]);
+    let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});
+    let (_surface, mut client) = surface_for(&cutter, &["cells"], caps).await;
+    let receipt = client
+        .request(
+            "featureSets/update",
+            json!({"effectiveCapabilities": ["pushEvents"]}),
+        )
+        .await;
+    assert_eq!(receipt["accepted"], true, "{receipt}");
+    client.tools().await;
+    client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    let mut ids = Vec::new();
+    for cell in ["c3", "c2"] {
+        client
+            .call(
+                "toolsets_act",
+                json!({"tool": "play", "args": {"cell": cell}}),
+            )
+            .await;
+        let e = next_event(
+            &mut client,
+            |e| matches!(e, Event::Request { request, .. } if request.method == "push/event"),
+        )
+        .await;
+        let Event::Request {
+            request, responder, ..
+        } = e
+        else {
+            unreachable!()
+        };
+        ids.push(request.id.clone());
+        responder.respond(json!({"accepted": true})).unwrap();
+    }
+    assert_ne!(ids[0], ids[1], "two pushes with one id: {ids:?}");
+}
+
+#[tokio::test]
+async fn h84_the_configured_inline_cap_moves_a_change_that_does_not_fit_to_the_next_answer() {
+    use mcpl_rpc::Transport;
+    use mcpl_surface::{LinkTiming, Surface, SurfaceConfig};
+    use std::sync::Arc;
+    let cutter = Cutter::with(&["cells"]);
+    let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
+    cfg.timing = LinkTiming {
+        request_timeout: Duration::from_secs(5),
+        call_timeout: Duration::from_secs(5),
+        backoff_initial: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(40),
+    };
+    // Room for the open's own text, not for the change told with it.
+    cfg.inline_cap = Some(40);
+    let surface = Arc::new(Surface::start(cfg, Arc::new(cutter.clone())).expect("surface starts"));
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    tokio::spawn(async move { surface.serve(Transport::stdio(sr, sw)).await });
+    let (cr, cw) = tokio::io::split(client_io);
+    let client = Client::start(Transport::stdio(cr, cw), json!({})).await;
+    client.tools().await;
+
+    let (text, err) = client
+        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
+        .await;
+    assert!(!err, "{text}");
+    assert!(text.contains("opened `game`/`g`"), "{text}");
+    assert!(
+        !text.contains("is available"),
+        "the change was inline: {text}"
+    );
+    let (look, _) = client.call("toolsets_look", json!({})).await;
+    assert!(look.contains("`play` in `game`/`g` is available"), "{look}");
+}
