@@ -12,7 +12,6 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use super::agent::Agent;
-use super::answer::Answer;
 use super::command::{Command, Observer};
 use super::policy::HostPolicy;
 use super::reply::{Asked, Replier};
