@@ -284,14 +284,27 @@ impl Report {
         )
     }
 
-    /// The rows as JSON: `{"machine": {...}, "rows": [...]}`, one row per id of
-    /// [`IDS`], in that order. A row that was not measured has `null` values and says why.
+    /// The rows as JSON: `{"machine": {...}, "rows": [...], "failed": [...]}`, one
+    /// row per id of [`IDS`], in that order. A row that was not measured has `null` values and
+    /// says why; `failed` names every bench row that failed (those without an id too), so a
+    /// reader of the JSON alone sees why `mcpl bench` exited with failure.
     pub fn json(&self) -> Value {
         let rows: Vec<Value> = IDS
             .iter()
             .map(|(id, number, goal)| self.json_row(id, *number, *goal))
             .collect();
+        let failed: Vec<Value> = self
+            .rows
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                RowOutcome::Failed(why) => {
+                    Some(json!({"row": r.number, "title": r.title, "why": why}))
+                }
+                _ => None,
+            })
+            .collect();
         json!({
+            "failed": failed,
             "machine": {
                 "cpus": self.machine.cpus,
                 "model": self.machine.model,
@@ -585,6 +598,32 @@ mod tests {
         };
         assert_eq!(figures[0].ours, 20.0, "lower median of two");
         assert_eq!(merged.json()["rows"][1]["range"], json!([0.2, 0.3]));
+    }
+
+    /// A failed row shows in the JSON even when it has no id of its own, with why, and the
+    /// report is then not ok (the exit status); a measured one is not listed.
+    #[test]
+    fn json_names_every_failed_row_with_why() {
+        let rep = report(vec![
+            Row {
+                number: 2,
+                title: "controller throughput",
+                outcome: RowOutcome::Measured(vec![figure(Some("controller_vs_parse"), 1.0, 2.0)]),
+            },
+            Row {
+                number: 7,
+                title: "handshake timeout",
+                outcome: RowOutcome::Failed("connect refused".into()),
+            },
+        ]);
+        assert!(!rep.ok());
+        assert_eq!(
+            rep.json()["failed"],
+            json!([{"row": 7, "title": "handshake timeout", "why": "connect refused"}])
+        );
+        let fine = report(vec![]);
+        assert!(fine.ok());
+        assert_eq!(fine.json()["failed"], json!([]));
     }
 
     #[test]

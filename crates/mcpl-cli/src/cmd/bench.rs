@@ -18,8 +18,8 @@ pub struct BenchFlags {
     /// A short run, for CI: every row, scaled down.
     #[arg(long)]
     pub quick: bool,
-    /// Print the rows as JSON (`{"machine": {...}, "rows": [...]}`) instead of the
-    /// Markdown table.
+    /// Print the rows as JSON (`{"machine": {...}, "rows": [...], "failed": [...]}`)
+    /// instead of the Markdown table.
     #[arg(long)]
     pub json: bool,
     /// Run every row N times; each figure is then the run with the median ratio, with the
