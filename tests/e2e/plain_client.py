@@ -47,7 +47,11 @@ async def main(binary):
         path = os.path.join(tmp, "plain.json")
         with open(path, "w") as f:
             json.dump(config(), f)
-        params = StdioServerParameters(command=binary, args=["surface", "--config", path])
+        # --settle: the first list waits for all three servers however slowly Python and
+        # node start on a loaded machine, so pyx's static tools are in it.
+        params = StdioServerParameters(
+            command=binary, args=["surface", "--config", path, "--settle", "120"]
+        )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()

@@ -38,6 +38,11 @@ enum Command {
         /// this is grouped into host-side toolsets by shared name prefix.
         #[arg(long, value_name = "N", default_value_t = mcpl_surface::DEFAULT_STATIC_LIMIT)]
         static_limit: usize,
+        /// How long the first `tools/list` or call waits for every server to be read, in
+        /// seconds, so the first list is the lasting one (a slow-starting server's static
+        /// tools are in it); a server still unread after that joins later.
+        #[arg(long, value_name = "SECS", default_value_t = 10)]
+        settle: u64,
         /// Serve plain clients over Streamable HTTP at `http://ADDR/mcp` instead of stdio;
         /// each HTTP session is its own agent.
         #[arg(long, value_name = "http://ADDR")]
@@ -213,6 +218,7 @@ fn main() -> ExitCode {
             config,
             inline_cap,
             static_limit,
+            settle,
             listen,
             token,
             ca,
@@ -223,6 +229,7 @@ fn main() -> ExitCode {
             config,
             inline_cap,
             static_limit,
+            settle: std::time::Duration::from_secs(settle),
             listen,
             token,
             ca,

@@ -100,6 +100,8 @@ pub struct Options {
     pub inline_cap: Option<usize>,
     /// `--static-limit N`.
     pub static_limit: usize,
+    /// `--settle SECS`.
+    pub settle: std::time::Duration,
     /// `--listen http://ADDR`.
     pub listen: Option<String>,
     /// `--token TOKEN`.
@@ -143,6 +145,7 @@ fn surface_config(opts: &Options) -> anyhow::Result<SurfaceConfig> {
         config.inline_cap = Some(cap);
     }
     config.static_limit = opts.static_limit;
+    config.settle = opts.settle;
     Ok(config)
 }
 
