@@ -64,6 +64,18 @@ async def run(session):
         tools = (await session.list_tools()).tools
         return [t.model_dump(exclude_none=True) for t in tools]
 
+    # On a loaded machine a Python or node server can miss its first `initialize` deadline
+    # and be retried: the first list then waits for it no longer (a server that is down
+    # counts as settled). Wait until the host has read all three before listing, so the
+    # list checked below is the lasting one.
+    for _ in range(240):
+        look = text_of(await session.call_tool("toolsets_look", {}))
+        if "not read yet" not in look and ": down" not in look:
+            break
+        await asyncio.sleep(0.5)
+    else:
+        raise AssertionError(f"a server was never read: {look}")
+
     first = await listed()
     names = sorted(t["name"] for t in first)
     # Auto-grouped servers show no static tool; pyx keeps web_search and the 19 web tools
