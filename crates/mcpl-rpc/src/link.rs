@@ -104,9 +104,10 @@ impl Shared {
         if direct.is_err() {
             // Full (the task closes the connection) or the writer is gone (its reader
             // reports the close): either way the task must look, and the message is dropped,
-            // as the task's own write would have dropped it.
+            // as the task's own write would have dropped it. When the task is gone too (its
+            // runtime shut down), the connection is closed.
             incoming.writer = None;
-            let _ = self.queue(incoming, Command::Wake);
+            return self.queue(incoming, Command::Wake);
         }
         Ok(())
     }
