@@ -298,21 +298,4 @@ mod tests {
         t.observe(&json!([1, 2]));
         assert_eq!((t.changes, t.resent_bytes), (1, 5));
     }
-
-    #[test]
-    fn the_published_list_counts_every_read_and_re_sends_only_when_it_changed() {
-        let mut p = Published::default();
-        assert!(p.observe("abc".into()));
-        assert!(!p.observe("abc".into()));
-        assert_eq!(
-            (p.lists, p.changes, p.resent_bytes, p.first_bytes),
-            (2, 0, 0, 3)
-        );
-        assert!(!p.observe("abcd".into()));
-        assert!(!p.observe("xy".into()));
-        assert_eq!(
-            (p.lists, p.changes, p.resent_bytes, p.first_bytes),
-            (4, 2, 6, 3)
-        );
-    }
 }
