@@ -772,3 +772,84 @@ async fn h84_the_configured_inline_cap_moves_a_change_that_does_not_fit_to_the_n
     let (look, _) = client.call("toolsets_look", json!({})).await;
     assert!(look.contains("`play` in `game`/`g` is available"), "{look}");
 }
+
+/// Connects to `cutter` the first time and, after that, to a server that answers
+/// `initialize` but never anything else (so it is never read).
+#[derive(Clone)]
+struct NeverReadAgain {
+    cutter: Cutter,
+    connects: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl mcpl_surface::Connector for NeverReadAgain {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a mcpl_surface::ServerSpec,
+    ) -> mcpl_surface::BoxFuture<'a, Result<mcpl_rpc::Transport, mcpl_surface::ConnectError>> {
+        if self.connects.fetch_add(1, Ordering::SeqCst) == 0 {
+            return self.cutter.connect(spec);
+        }
+        Box::pin(async move {
+            let (a, b) = mcpl_rpc::Transport::memory_pair();
+            let (peer, mut events) = mcpl_rpc::Peer::start(b, mcpl_rpc::PeerConfig::default());
+            tokio::spawn(async move {
+                let _keep_open = peer;
+                let mut unanswered = Vec::new();
+                while let Some(event) = events.recv().await {
+                    if let Event::Request {
+                        request, responder, ..
+                    } = event
+                    {
+                        if request.method == "initialize" {
+                            let _ = responder.respond(json!({"protocolVersion": "2025-11-25",
+                                "capabilities": {"tools": {}},
+                                "serverInfo": {"name": "slow", "version": "0"}}));
+                        } else {
+                            unanswered.push(responder);
+                        }
+                    }
+                }
+            });
+            Ok(a)
+        })
+    }
+}
+
+#[tokio::test]
+async fn wait_connected_waits_for_the_server_to_be_read_again_not_only_to_connect() {
+    use mcpl_surface::{LinkTiming, Surface, SurfaceConfig};
+    use std::sync::Arc;
+    let cutter = Cutter::with(&["cells"]);
+    let connector = NeverReadAgain {
+        cutter: cutter.clone(),
+        connects: Arc::default(),
+    };
+    let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
+    cfg.timing = LinkTiming {
+        request_timeout: Duration::from_secs(30),
+        call_timeout: Duration::from_secs(30),
+        backoff_initial: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(40),
+    };
+    let surface = Surface::start(cfg, Arc::new(connector)).expect("surface starts");
+    let cells: mcpl_host::ServerName = "cells".parse().unwrap();
+    surface.wait_connected(&cells, 1).await;
+    cutter.cut("cells");
+    // The second connection answers `initialize`, so it counts, but never `tools/list`.
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while surface.connects(&cells) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the surface reconnects");
+    let waited = tokio::time::timeout(
+        Duration::from_millis(300),
+        surface.wait_connected(&cells, 2),
+    )
+    .await;
+    assert!(
+        waited.is_err(),
+        "returned although the new connection's tools/list was never answered"
+    );
+}

@@ -15,8 +15,8 @@ use super::answer::Answer;
 use super::command::Command;
 use super::connection::Connection;
 use super::policy::HostPolicy;
-use super::status::HostStatus;
 use super::reply::{Asked, Replier};
+use super::status::HostStatus;
 use super::task;
 use crate::names::ServerName;
 use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, Withheld, needs_ungranted};
@@ -263,7 +263,8 @@ impl Host {
     }
 
     /// Waits until `ready` holds for the presenter, or `limit` passes; returns whether it
-    /// held.
+    /// held. `ready` is checked again after each turn that may have changed something (reads
+    /// do not count), and not after the limit, however busy the host is.
     pub async fn wait_until(
         &self,
         ready: impl Fn(&Presenter) -> bool + Send + Sync + Clone + 'static,
@@ -277,7 +278,7 @@ impl Host {
                 return true;
             }
             match tokio::time::timeout_at(deadline, progress.changed()).await {
-                Ok(Ok(())) => {}
+                Ok(Ok(())) if Instant::now() < deadline => {}
                 _ => return false,
             }
         }

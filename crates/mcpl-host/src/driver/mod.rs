@@ -33,4 +33,3 @@ pub use host::Host;
 pub use policy::{DEFAULT_INLINE_CAP, HostPolicy};
 pub use reply::Asked;
 pub use status::{AgentStatus, HostStatus, OpenStatus, ServerStatus};
-

@@ -12,7 +12,6 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use super::agent::Agent;
-use super::answer::Answer;
 use super::command::{Command, Observer};
 use super::policy::HostPolicy;
 use super::reply::{Asked, Replier};
@@ -120,8 +119,13 @@ pub(super) async fn run(
             }
         }
         t.drain();
+        if read_only {
+            // A read changes nothing: counting it would wake `wait_until` for its own
+            // inspection, again and again, so it would never wait out its limit.
+            continue;
+        }
         progress.send_modify(|n| *n += 1);
-        if let Some(turns) = t.turns.as_ref().filter(|_| !read_only) {
+        if let Some(turns) = t.turns.as_ref() {
             turns.send_modify(|n| *n += 1);
         }
     }
