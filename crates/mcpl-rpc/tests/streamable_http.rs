@@ -430,7 +430,7 @@ async fn a_one_mebibyte_message_goes_both_ways_through_eight_kib_connection_buff
     let transport = http::connect(&url, &[], Limits::default()).unwrap();
     let (client, client_events) = Peer::start(transport, PeerConfig::default());
     let _client_seen = answer_pings(client_events);
-    initialize(&client).await;
+    initialize(&client).await.unwrap();
     let big = "z".repeat(1024 * 1024);
     let echo = client
         .request_value("echo", Some(json!({"text": big})), opts())
