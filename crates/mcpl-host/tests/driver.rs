@@ -300,3 +300,15 @@ async fn a_call_answered_in_the_host_task_gets_its_answer_or_its_arguments_back(
         other => panic!("not answered: {other:?}"),
     }
 }
+
+/// Not on paused time: a `wait_until` that never waits out its limit keeps the runtime busy,
+/// and paused time then never moves, so the outer bound could not end the test.
+#[tokio::test]
+async fn wait_until_gives_up_after_its_limit_although_its_own_reads_are_turns_of_the_host() {
+    let host = Host::start(PresenterConfig::default(), HostPolicy::default());
+    let never = host.wait_until(|_| false, std::time::Duration::from_millis(20));
+    let held = tokio::time::timeout(std::time::Duration::from_secs(20), never).await;
+    assert_eq!(held, Ok(false), "gave up (false), within the outer bound");
+    let always = host.wait_until(|_| true, std::time::Duration::from_millis(20));
+    assert!(always.await, "a condition that holds is seen at once");
+}

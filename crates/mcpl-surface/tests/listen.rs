@@ -69,3 +69,33 @@ async fn listening_answers_a_client_without_origin_and_refuses_a_foreign_origin(
     .await;
     assert!(refused.is_err(), "a foreign origin was served: {refused:?}");
 }
+
+#[tokio::test]
+async fn listening_on_another_loopback_address_serves_requests_addressed_to_it() {
+    // DNS rebinding: only loopback names pass by default; the address the surface is bound at
+    // passes too, so a client that reaches 127.0.0.5 by its address is served.
+    let cutter = Cutter::with(&["cells"]);
+    let (surface, _stdio_client) = surface(&cutter, &["cells"]).await;
+    let port = std::net::TcpListener::bind("127.0.0.5:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("its address")
+        .port();
+    let config = ListenConfig::parse(&format!("http://127.0.0.5:{port}"), None).unwrap();
+    tokio::spawn(serve(surface, config));
+    let mut listening = false;
+    for _ in 0..500 {
+        if tokio::net::TcpStream::connect(("127.0.0.5", port))
+            .await
+            .is_ok()
+        {
+            listening = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(listening, "the surface never listened on 127.0.0.5:{port}");
+    let url = format!("http://127.0.0.5:{port}/mcp");
+    let answer = initialize(&url, &ClientOptions::new()).await.unwrap();
+    assert_eq!(answer["protocolVersion"], "2025-11-25");
+}

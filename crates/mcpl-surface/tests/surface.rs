@@ -772,3 +772,196 @@ async fn h84_the_configured_inline_cap_moves_a_change_that_does_not_fit_to_the_n
     let (look, _) = client.call("toolsets_look", json!({})).await;
     assert!(look.contains("`play` in `game`/`g` is available"), "{look}");
 }
+
+/// Connects to `cutter` the first time and, after that, to a server that answers
+/// `initialize` but never anything else (so it is never read).
+#[derive(Clone)]
+struct NeverReadAgain {
+    cutter: Cutter,
+    connects: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl mcpl_surface::Connector for NeverReadAgain {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a mcpl_surface::ServerSpec,
+    ) -> mcpl_surface::BoxFuture<'a, Result<mcpl_rpc::Transport, mcpl_surface::ConnectError>> {
+        if self.connects.fetch_add(1, Ordering::SeqCst) == 0 {
+            return self.cutter.connect(spec);
+        }
+        Box::pin(async move {
+            let (a, b) = mcpl_rpc::Transport::memory_pair();
+            let (peer, mut events) = mcpl_rpc::Peer::start(b, mcpl_rpc::PeerConfig::default());
+            tokio::spawn(async move {
+                let _keep_open = peer;
+                let mut unanswered = Vec::new();
+                while let Some(event) = events.recv().await {
+                    if let Event::Request {
+                        request, responder, ..
+                    } = event
+                    {
+                        if request.method == "initialize" {
+                            let _ = responder.respond(json!({"protocolVersion": "2025-11-25",
+                                "capabilities": {"tools": {}},
+                                "serverInfo": {"name": "slow", "version": "0"}}));
+                        } else {
+                            unanswered.push(responder);
+                        }
+                    }
+                }
+            });
+            Ok(a)
+        })
+    }
+}
+
+#[tokio::test]
+async fn wait_connected_waits_for_the_server_to_be_read_again_not_only_to_connect() {
+    use mcpl_surface::{LinkTiming, Surface, SurfaceConfig};
+    use std::sync::Arc;
+    let cutter = Cutter::with(&["cells"]);
+    let connector = NeverReadAgain {
+        cutter: cutter.clone(),
+        connects: Arc::default(),
+    };
+    let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
+    cfg.timing = LinkTiming {
+        request_timeout: Duration::from_secs(30),
+        call_timeout: Duration::from_secs(30),
+        backoff_initial: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(40),
+    };
+    let surface = Surface::start(cfg, Arc::new(connector)).expect("surface starts");
+    let cells: mcpl_host::ServerName = "cells".parse().unwrap();
+    surface.wait_connected(&cells, 1).await;
+    // Already connected and read: no wait at all.
+    tokio::time::timeout(Duration::from_secs(20), surface.wait_connected(&cells, 1))
+        .await
+        .expect("a server connected and read before the call is not waited for");
+    cutter.cut("cells");
+    // The second connection answers `initialize`, so it counts, but never `tools/list`.
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while surface.connects(&cells) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the surface reconnects");
+    let waited = tokio::time::timeout(
+        Duration::from_millis(300),
+        surface.wait_connected(&cells, 2),
+    )
+    .await;
+    assert!(
+        waited.is_err(),
+        "returned although the new connection's tools/list was never answered"
+    );
+}
+
+/// Connects to a plain MCP server (no MCPL) that lists `tools` and answers nothing else.
+struct PlainTools(&'static [&'static str]);
+
+impl mcpl_surface::Connector for PlainTools {
+    fn connect<'a>(
+        &'a self,
+        _spec: &'a mcpl_surface::ServerSpec,
+    ) -> mcpl_surface::BoxFuture<'a, Result<mcpl_rpc::Transport, mcpl_surface::ConnectError>> {
+        let tools: Vec<Value> = self
+            .0
+            .iter()
+            .map(|n| json!({"name": n, "inputSchema": {"type": "object"}}))
+            .collect();
+        Box::pin(async move {
+            let (a, b) = mcpl_rpc::Transport::memory_pair();
+            let (peer, mut events) = mcpl_rpc::Peer::start(b, mcpl_rpc::PeerConfig::default());
+            tokio::spawn(async move {
+                let _keep_open = peer;
+                let mut unanswered = Vec::new();
+                while let Some(event) = events.recv().await {
+                    if let Event::Request {
+                        request, responder, ..
+                    } = event
+                    {
+                        match request.method.as_str() {
+                            "initialize" => {
+                                let _ = responder.respond(json!({"protocolVersion": "2025-11-25",
+                                    "capabilities": {"tools": {}},
+                                    "serverInfo": {"name": "plain", "version": "0"}}));
+                            }
+                            "tools/list" => {
+                                let _ = responder.respond(json!({"tools": tools}));
+                            }
+                            _ => unanswered.push(responder),
+                        }
+                    }
+                }
+            });
+            Ok(a)
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_plain_server_with_more_tools_than_the_surfaces_static_limit_is_grouped() {
+    use mcpl_surface::{ServerSpec, Surface, SurfaceConfig, Target};
+    use std::sync::Arc;
+    let name: mcpl_host::ServerName = "plain".parse().unwrap();
+    let spec = ServerSpec::new(
+        name.clone(),
+        Target::Exec {
+            program: "plain".into(),
+            args: vec![],
+        },
+    );
+    let mut cfg = SurfaceConfig::new(vec![spec]);
+    // Three tools: static under the default limit (20), grouped over a limit of 2.
+    cfg.static_limit = 2;
+    let connector = PlainTools(&["git_log", "git_diff", "fs_read"]);
+    let surface = Arc::new(Surface::start(cfg, Arc::new(connector)).expect("surface starts"));
+    surface.wait_connected(&name, 1).await;
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    let s = surface.clone();
+    tokio::spawn(async move { s.serve(mcpl_rpc::Transport::stdio(sr, sw)).await });
+    let (cr, cw) = tokio::io::split(client_io);
+    let client = Client::start(mcpl_rpc::Transport::stdio(cr, cw), json!({})).await;
+    let tools = client.tools().await;
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"toolsets_look"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("git_") || n.contains("fs_")),
+        "the server's tools stayed static: {names:?}"
+    );
+    let (look, _) = client.call("toolsets_look", json!({})).await;
+    assert!(look.contains("git"), "{look}");
+}
+
+#[tokio::test]
+async fn a_call_after_the_host_task_stopped_is_an_error_result_that_says_so() {
+    let cutter = Cutter::with(&["cells"]);
+    let (surface, client) = surface(&cutter, &["cells"]).await;
+    surface.wait_connected(&"cells".parse().unwrap(), 1).await;
+    // The next turn that changes something ends the host task (as a bug in it would).
+    surface
+        .host()
+        .observe(|_| panic!("the host task stops here"))
+        .expect("observer added");
+    cutter.cut("cells");
+    let mut last = (String::new(), false);
+    for _ in 0..200 {
+        last = client.call("toolsets_look", json!({})).await;
+        if last.1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(last.1, "never an error result: {last:?}");
+    assert!(last.0.contains("the surface host stopped"), "{}", last.0);
+}

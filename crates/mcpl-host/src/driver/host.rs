@@ -263,7 +263,8 @@ impl Host {
     }
 
     /// Waits until `ready` holds for the presenter, or `limit` passes; returns whether it
-    /// held.
+    /// held. `ready` is checked again after each turn that may have changed something (reads
+    /// do not count), and not after the limit, however busy the host is.
     pub async fn wait_until(
         &self,
         ready: impl Fn(&Presenter) -> bool + Send + Sync + Clone + 'static,
@@ -277,7 +278,7 @@ impl Host {
                 return true;
             }
             match tokio::time::timeout_at(deadline, progress.changed()).await {
-                Ok(Ok(())) => {}
+                Ok(Ok(())) if Instant::now() < deadline => {}
                 _ => return false,
             }
         }

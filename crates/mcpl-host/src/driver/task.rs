@@ -119,8 +119,13 @@ pub(super) async fn run(
             }
         }
         t.drain();
+        if read_only {
+            // A read changes nothing: counting it would wake `wait_until` for its own
+            // inspection, again and again, so it would never wait out its limit.
+            continue;
+        }
         progress.send_modify(|n| *n += 1);
-        if let Some(turns) = t.turns.as_ref().filter(|_| !read_only) {
+        if let Some(turns) = t.turns.as_ref() {
             turns.send_modify(|n| *n += 1);
         }
     }
