@@ -448,6 +448,8 @@ async fn a_one_mebibyte_message_goes_both_ways_through_eight_kib_connection_buff
 async fn a_request_head_larger_than_the_connection_buffer_is_refused() {
     let (router, _sessions) = http::router("/mcp", HttpServerConfig::default());
     let url = serve(router).await;
+    // A raw reqwest client: it needs the process's rustls provider.
+    mcpl_rpc::transport::tls::install_default_provider();
     let answer = reqwest::Client::new()
         .post(&url)
         .header("x-padding", "p".repeat(16 * 1024))
