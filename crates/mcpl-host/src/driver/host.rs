@@ -18,9 +18,10 @@ use super::policy::HostPolicy;
 use super::reply::{Asked, Replier};
 use super::status::HostStatus;
 use super::task;
+use crate::config::ControllerConfig;
+use crate::error::Error;
 use crate::names::ServerName;
 use crate::presenter::{AgentId, LinkState, Presenter, PresenterConfig, Withheld, needs_ungranted};
-use crate::{ControllerConfig, Error};
 
 /// A handle to the running host task. Cloning it is cheap; the task ends when every handle
 /// is dropped.

@@ -15,8 +15,8 @@ use super::agent::Agent;
 use super::command::{Command, Observer};
 use super::policy::HostPolicy;
 use super::reply::{Asked, Replier};
-use crate::Error;
 use crate::controller::{Controller, Effect, Outcome, Pending, Snapshot};
+use crate::error::Error;
 use crate::names::ServerName;
 use crate::presenter::{AgentId, LinkState, LookQuery, Plan, Presenter, PresenterConfig};
 
