@@ -156,54 +156,7 @@ impl TryFrom<SeatRecord> for Seat {
 
 #[cfg(test)]
 mod tests {
-    use std::time::UNIX_EPOCH;
-
     use super::*;
-    use crate::go::Color;
-    use crate::table::Table;
-
-    fn round_trip(table: &Table) -> Table {
-        let text = serde_json::to_string(table).unwrap();
-        serde_json::from_str(&text).unwrap()
-    }
-
-    #[test]
-    fn a_connections_principal_comes_back_as_that_connections() {
-        let options = GoOptions {
-            size: BoardSize::NINE,
-            opponent: Opponent::Bot,
-            komi: Komi::new(6.5).unwrap(),
-        };
-        let black = Seat::Agent {
-            principal: Principal::of_connection(ConnectionId(7)),
-            instance: Some("g".to_owned()),
-        };
-        let table = Table::new(options, black, Seat::Bot, UNIX_EPOCH);
-        let back = round_trip(&table);
-        assert_eq!(back, table);
-        let principal = back.seat(Color::Black).principal().unwrap();
-        assert_eq!(principal.scope(), PrincipalScope::Connection);
-        assert_eq!(principal.id(), "connection-7");
-    }
-
-    #[test]
-    fn an_agent_named_bot_stays_an_agent() {
-        let options = GoOptions {
-            size: BoardSize::THIRTEEN,
-            opponent: Opponent::Agent("bot".to_owned()),
-            komi: Komi::DEFAULT,
-        };
-        let black = Seat::Agent {
-            principal: Principal::authenticated("ada"),
-            instance: Some("vs-bot".to_owned()),
-        };
-        let white = Seat::Agent {
-            principal: Principal::authenticated("bot"),
-            instance: None,
-        };
-        let table = Table::new(options, black, white, UNIX_EPOCH);
-        assert_eq!(round_trip(&table), table);
-    }
 
     #[test]
     fn a_connection_seat_with_a_foreign_id_is_refused() {

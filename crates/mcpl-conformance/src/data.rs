@@ -347,17 +347,6 @@ mod tests {
     }
 
     #[test]
-    fn the_file_s_sides_are_the_suites_sides() {
-        let file = VectorFile::embedded();
-        for v in &file.vectors {
-            let server = !crate::server::HOST_ONLY.contains(&v.id.as_str());
-            let host = crate::host::HOST_VECTORS.contains(&v.id.as_str());
-            assert_eq!(v.sides.iter().any(|s| s == "server"), server, "{}", v.id);
-            assert_eq!(v.sides.iter().any(|s| s == "host"), host, "{}", v.id);
-        }
-    }
-
-    #[test]
     fn matchers_judge_paths() {
         let a = json!({"result": {"instance": "x", "open": [{"toolset": "t", "title": "T"}],
                                   "content": [{"text": "a b"}]}});

@@ -72,3 +72,20 @@ pub use target::{
     BoxFuture, Connector, HostLauncher, HostTarget, Options, ServerTarget, Unreachable,
 };
 pub use transcript::{Direction, Entry, Transcript};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // It reads both suites' lists, so it sits at the root rather than in `data`.
+    #[test]
+    fn the_file_s_sides_are_the_suites_sides() {
+        let file = data::VectorFile::embedded();
+        for v in &file.vectors {
+            let on_server = !server::HOST_ONLY.contains(&v.id.as_str());
+            let on_host = host::HOST_VECTORS.contains(&v.id.as_str());
+            assert_eq!(v.sides.iter().any(|s| s == "server"), on_server, "{}", v.id);
+            assert_eq!(v.sides.iter().any(|s| s == "host"), on_host, "{}", v.id);
+        }
+    }
+}

@@ -345,7 +345,7 @@ impl RandomPlayer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::BoardSize;
+    use super::super::coord::BoardSize;
     use super::*;
 
     fn config(playouts: u32, seed: u64) -> BotConfig {

@@ -183,11 +183,14 @@ mod tests {
 
     #[test]
     fn an_empty_board_is_a_win_for_white_by_komi() {
-        let score = Score::count(&Board::new(super::super::BoardSize::NINE), Komi::DEFAULT);
+        let score = Score::count(
+            &Board::new(super::super::coord::BoardSize::NINE),
+            Komi::DEFAULT,
+        );
         assert_eq!((score.black_area, score.white_area), (0, 0));
         assert_eq!(score.to_string(), "W+7.5");
         let even = Score::count(
-            &Board::new(super::super::BoardSize::NINE),
+            &Board::new(super::super::coord::BoardSize::NINE),
             Komi::new(0.0).unwrap(),
         );
         assert_eq!(even.winner(), None);

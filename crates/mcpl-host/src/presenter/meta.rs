@@ -619,7 +619,7 @@ fn propose(ts: &ToolsetName, open: &[Option<&InstanceName>]) -> InstanceName {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::presenter::PresenterConfig;
+    use crate::presenter::state::PresenterConfig;
 
     #[test]
     fn a_toolset_the_model_names_is_parsed_at_the_edge() {

@@ -148,7 +148,8 @@ impl Presenter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::presenter::{AgentId, PresenterConfig};
+    use crate::presenter::agent::AgentId;
+    use crate::presenter::state::PresenterConfig;
     use serde_json::json;
 
     #[test]

@@ -240,7 +240,7 @@ pub struct EndedRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rfc014::Rev;
+    use crate::rfc014::meta::Rev;
     use serde_json::json;
 
     #[test]
