@@ -23,6 +23,21 @@ pub struct BenchConfig {
     /// How many times to run every row; each figure is then the median (see
     /// [`Report::median`]).
     pub runs: usize,
+    /// The rows to run (1 to [`ROWS`]); `None` runs them all. The others are reported as
+    /// not measured.
+    pub only: Option<Vec<u8>>,
+}
+
+impl BenchConfig {
+    /// Whether row `number` is to run.
+    fn runs_row(&self, number: u8) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(&number))
+    }
+}
+
+/// The outcome of a row that `--rows` left out.
+fn not_selected() -> RowOutcome {
+    RowOutcome::Skipped("not among the rows asked for (--rows)".into())
 }
 
 /// Rows per run: the steps of the progress bar.
@@ -94,12 +109,16 @@ pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report
     progress.status(&format!("{label}1 cache stability"));
     let steps = 200;
     let budget = Duration::from_secs(if quick { 30 } else { 60 });
-    let (row1, chart) = match runtime.block_on(surface::session(steps, budget)) {
-        Ok(report) => (
-            RowOutcome::Measured(surface::cache_figures(&report, steps)),
-            Some(surface::cache_chart(&report, steps)),
-        ),
-        Err(e) => (RowOutcome::Failed(e.to_string()), None),
+    let (row1, chart) = if !config.runs_row(1) {
+        (not_selected(), None)
+    } else {
+        match runtime.block_on(surface::session(steps, budget)) {
+            Ok(report) => (
+                RowOutcome::Measured(surface::cache_figures(&report, steps)),
+                Some(surface::cache_chart(&report, steps)),
+            ),
+            Err(e) => (RowOutcome::Failed(e.to_string()), None),
+        }
     };
     rows.push(Row {
         number: 1,
@@ -116,7 +135,11 @@ pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report
     rows.push(Row {
         number: 2,
         title: "controller throughput",
-        outcome: outcome(controller::measure(settings)),
+        outcome: if config.runs_row(2) {
+            outcome(controller::measure(settings))
+        } else {
+            not_selected()
+        },
     });
 
     progress.advance(&format!("{label}3 surface overhead"));
@@ -125,7 +148,11 @@ pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report
     rows.push(Row {
         number: 3,
         title: "surface overhead",
-        outcome: outcome(runtime.block_on(surface::overhead(calls, budget))),
+        outcome: if config.runs_row(3) {
+            outcome(runtime.block_on(surface::overhead(calls, budget)))
+        } else {
+            not_selected()
+        },
     });
 
     progress.advance(&format!("{label}4 server fan-out"));
@@ -133,15 +160,21 @@ pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report
         exe: config.exe.clone(),
         principals: if quick { 20 } else { 1_000 },
     };
-    let row4 = match runtime.block_on(fanout::measure(&fanout, progress)) {
-        Ok(measured) => {
-            curves.push(measured.memory_curve);
-            RowOutcome::Measured(measured.figures)
+    let row4 = if !config.runs_row(4) {
+        not_selected()
+    } else {
+        match runtime.block_on(fanout::measure(&fanout, progress)) {
+            Ok(measured) => {
+                curves.push(measured.memory_curve);
+                RowOutcome::Measured(measured.figures)
+            }
+            Err(e) => RowOutcome::Failed(e.to_string()),
         }
-        Err(e) => RowOutcome::Failed(e.to_string()),
     };
     progress.advance(&format!("{label}5 peer comparison"));
-    let row5 = if peers::BUILT {
+    let row5 = if !config.runs_row(5) {
+        not_selected()
+    } else if peers::BUILT {
         let settings = peers::Settings {
             calls: if quick { 200 } else { 20_000 },
             budget: Duration::from_secs(if quick { 5 } else { 10 }),
@@ -173,7 +206,11 @@ pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report
     rows.push(Row {
         number: 6,
         title: "replicas on redis",
-        outcome: runtime.block_on(replicas::measure(&settings)),
+        outcome: if config.runs_row(6) {
+            runtime.block_on(replicas::measure(&settings))
+        } else {
+            not_selected()
+        },
     });
     progress.advance(&format!("{label}7 handshake timeout"));
     let settings = handshake::Settings {
@@ -186,13 +223,21 @@ pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report
     rows.push(Row {
         number: 7,
         title: "handshake timeout",
-        outcome: outcome(runtime.block_on(handshake::measure(&settings))),
+        outcome: if config.runs_row(7) {
+            outcome(runtime.block_on(handshake::measure(&settings)))
+        } else {
+            not_selected()
+        },
     });
     progress.advance(&format!("{label}8 plain servers"));
     rows.push(Row {
         number: 8,
         title: "plain servers",
-        outcome: outcome(runtime.block_on(plain::measure())),
+        outcome: if config.runs_row(8) {
+            outcome(runtime.block_on(plain::measure()))
+        } else {
+            not_selected()
+        },
     });
     progress.advance(&format!("{label}9 change cost"));
     let settings = growth::Settings {
@@ -200,12 +245,16 @@ pub fn run(config: &BenchConfig, label: &str, progress: &mut Progress) -> Report
         passes: if quick { 1 } else { 3 },
         budget: Duration::from_secs(2),
     };
-    let row9 = match growth::measure(settings) {
-        Ok(measured) => {
-            curves.splice(0..0, measured.curves);
-            RowOutcome::Measured(measured.figures)
+    let row9 = if !config.runs_row(9) {
+        not_selected()
+    } else {
+        match growth::measure(settings) {
+            Ok(measured) => {
+                curves.splice(0..0, measured.curves);
+                RowOutcome::Measured(measured.figures)
+            }
+            Err(e) => RowOutcome::Failed(e.to_string()),
         }
-        Err(e) => RowOutcome::Failed(e.to_string()),
     };
     rows.push(Row {
         number: 9,

@@ -241,6 +241,30 @@ fn bench_refuses_bad_runs_and_curves_before_measuring() {
     assert!(out.stdout.is_empty(), "nothing measured or printed");
 }
 
+/// `--rows` runs only the rows it names; the others are listed as not measured, and a row
+/// number outside 1..=9 is a usage error.
+#[test]
+fn bench_rows_runs_only_the_rows_it_names() {
+    let out = mcpl(&["bench", "--quick", "--json", "--rows", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("the output is JSON");
+    let rows = json["rows"].as_array().expect("rows");
+    for row in rows {
+        let measure = row["measure"].as_str().unwrap_or_default();
+        if row["id"] == "controller_vs_parse" {
+            assert!(row["ratio"].as_f64().is_some_and(|r| r > 0.0), "{row}");
+        } else {
+            assert!(row["ratio"].is_null(), "{row}");
+            assert!(measure.contains("--rows"), "{row}");
+        }
+    }
+    let out = mcpl(&["bench", "--quick", "--rows", "2,10"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rows"));
+    assert!(out.stdout.is_empty(), "nothing measured or printed");
+}
+
 /// `mcpl inspect` reads a real server (the arcade as a child process) the way a host with
 /// `toolHints` does at connect time: every tool with its hints, then `toolsets/list`.
 #[test]

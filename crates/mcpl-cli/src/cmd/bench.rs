@@ -1,4 +1,4 @@
-//! `mcpl bench [--quick] [--json] [--runs N] [--curves DIR] [--table FILE]`: run every benchmark row against
+//! `mcpl bench [--quick] [--json] [--runs N] [--rows N,N] [--curves DIR] [--table FILE]`: run every benchmark row against
 //! its baseline in the same run and print the results, as a Markdown table or as JSON (the
 //! rows and their baselines are described in `mcpl-bench` and docs/BENCHMARKS.md). Progress
 //! goes to stderr, the results to stdout.
@@ -32,6 +32,10 @@ pub struct BenchFlags {
     /// Also write the Markdown report to FILE (useful with `--json`).
     #[arg(long, value_name = "FILE")]
     pub table: Option<PathBuf>,
+    /// Run only these rows (numbers 1 to 9, comma-separated, e.g. `--rows 4,7`); the others
+    /// are reported as not measured.
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..=9))]
+    pub rows: Option<Vec<u8>>,
 }
 
 /// Run `mcpl bench`.
@@ -52,6 +56,7 @@ pub fn run(flags: BenchFlags) -> anyhow::Result<ExitCode> {
         quick: flags.quick,
         exe,
         runs,
+        only: flags.rows.clone(),
     };
     let report = mcpl_bench::run_all(&config, &mut progress);
     if flags.json {
