@@ -1172,3 +1172,63 @@ fn s5_6_a_disconnect_drops_unwritten_messages_and_keeps_the_app_work_in_flight()
     assert_eq!(sends, 0, "a message was written after the disconnect");
     assert_eq!(calls, 1, "the call in flight was dropped");
 }
+
+#[test]
+fn s5_2_adopting_without_options_reports_none_as_not_applied() {
+    // §5.2: only options the host gave and the instance does not use are reported.
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1", "options": {"size": 13}}),
+    )
+    .unwrap();
+    let r = w
+        .request(
+            h,
+            "toolsets/open",
+            json!({"toolset": "game", "instance": "g1"}),
+        )
+        .unwrap();
+    assert_eq!(r["adopted"], json!(true));
+    let t = text(&r);
+    assert!(t.contains("adopted it unchanged"), "{t}");
+    assert!(!t.contains("Options not applied"), "{t}");
+}
+
+#[test]
+fn s5_2_an_open_answered_with_the_wrong_kind_of_reply_is_refused_and_leaves_nothing() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.hold_calls = true;
+    let id = w.send_request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    );
+    w.drive();
+    let (i, call) = w.held.remove(0);
+    assert!(matches!(call.kind, CallKind::Open));
+    // The app answers the open as if it were a tool call.
+    let outcome = Outcome {
+        context: call.context,
+        reply: mcpl_server::Reply::Tool(mcpl_protocol::mcp::CallToolResult::text("done")),
+    };
+    let now = w.now;
+    let _ = w.conns[i].session.handle_call_done(now, call.id, outcome);
+    w.drive();
+    assert!(
+        w.response(h, &id).is_some_and(|r| r.is_err()),
+        "the open is refused"
+    );
+    let key = mcpl_server::OpenKey::new(
+        mcpl_protocol::rfc014::ToolsetName::parse("game").unwrap(),
+        Some(mcpl_protocol::rfc014::InstanceName::parse("g1").unwrap()),
+    );
+    assert!(
+        !w.state(&ada()).open.contains_key(&key),
+        "no half-opened entry is left in the state"
+    );
+    assert!(!w.conns[h].session.state().open.contains_key(&key));
+}

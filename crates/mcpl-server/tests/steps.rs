@@ -70,6 +70,7 @@ fn s5_6_a_session_runs_with_no_store_at_all() {
     };
     assert_eq!(write.read, 1);
     s.handle_written(w.now, 2);
+    assert_eq!(s.state_version(), 2, "the copy is the state as written");
     assert!(matches!(effects(&mut s).as_slice(), [Effect::Call(_)]));
 }
 
