@@ -165,3 +165,46 @@ fn a_state_fed_while_a_step_waits_for_its_write_runs_nothing_queued_behind_it() 
         "each open on its own rev, in order"
     );
 }
+
+#[test]
+fn an_outcome_for_a_finished_call_is_refused_at_once_even_while_a_write_is_pending() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    )
+    .unwrap();
+    w.hold_calls = true;
+    for _ in 0..2 {
+        w.send_request(
+            h,
+            "tools/call",
+            json!({"name": "board", "arguments": {}, "_meta": {"mcpl/instance": "g1"}}),
+        );
+    }
+    w.drive();
+    assert_eq!(w.held.len(), 2);
+    let finished = w.held[0].1.id;
+    w.complete_held(0);
+    let (_, other) = w.held.remove(0);
+
+    // A step now waits for its write; an outcome for the finished call must still be
+    // refused at once, not queued behind the step and dropped later.
+    w.send_request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g2"}),
+    );
+    let outcome = mcpl_server::Outcome {
+        context: other.context,
+        reply: mcpl_server::Reply::Tool(mcpl_protocol::mcp::CallToolResult::text("again")),
+    };
+    let now = w.now;
+    let refused = w.conns[h].session.handle_call_done(now, finished, outcome);
+    assert!(
+        matches!(refused, Err(mcpl_server::Error::UnknownCall(id)) if id == finished),
+        "{refused:?}"
+    );
+}

@@ -226,3 +226,24 @@ fn s11_toolset_open_answers_with_the_apps_open_text_then_the_current_instance() 
         "New 13x13 game. You are Black; your move.\ninstance `g1` of `game` is open and current"
     );
 }
+
+#[test]
+fn s11_when_the_server_ends_the_current_instance_the_one_left_is_used() {
+    // The app ends the current game itself (not `toolset_close`): the session still holds
+    // it as current, and must not route to it once it is gone.
+    let mut w = World::arcade();
+    let h = w.connect(ada(), false, false);
+    for name in ["g1", "g2"] {
+        w.call(
+            h,
+            "toolset_open",
+            json!({"toolset": "game", "instance": name}),
+            None,
+        );
+    }
+    let mut end = mcpl_server::Update::new();
+    end.instance("game", "g2").end("White resigned.");
+    w.apply(&ada(), end);
+    let r = w.call(h, "play", json!({"move": "A1"}), None);
+    assert_eq!(text(&r), "You played A1 in g1.");
+}
