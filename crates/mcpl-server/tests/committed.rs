@@ -150,14 +150,7 @@ fn s6_1_committed_follows_the_tools_hints_of_a_cancelled_call() {
 fn s6_1_committed_fires_for_opens_and_after_a_disconnect() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
-    w.hold_calls = true;
-    let id = w.send_request(
-        h,
-        "toolsets/open",
-        json!({"toolset": "game", "instance": "g1"}),
-    );
-    w.drive();
-    let (_, call) = w.held.remove(0);
+    let (id, call) = w.open_held(h, "g1");
     let fired = Arc::new(AtomicUsize::new(0));
     let effects = finish(&mut w, h, call, &fired);
     let result_at = effects.iter().position(

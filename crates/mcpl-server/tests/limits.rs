@@ -34,16 +34,6 @@ fn open(w: &mut World, c: usize, instance: &str) -> Result<serde_json::Value, St
     .map_err(|e| format!("{} {}", e.code, e.message))
 }
 
-fn open_instances(w: &mut World, c: usize) -> Vec<String> {
-    let list = w.request(c, "toolsets/list", json!({})).unwrap();
-    list["open"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|e| e["instance"].as_str().map(str::to_owned))
-        .collect()
-}
-
 #[test]
 fn limits_open_instances_per_principal_refuses_the_next_open_and_keeps_the_rest() {
     let mut w = world(|c| c.max_open_instances = 2);
@@ -66,7 +56,7 @@ fn limits_open_instances_per_principal_refuses_the_next_open_and_keeps_the_rest(
 
     // Nothing else is lost: both games stay open, an adoption and a toolset without
     // instances still open, and another principal has its own allowance.
-    assert_eq!(open_instances(&mut w, ada), ["g1", "g2"]);
+    assert_eq!(w.open_instances(ada), ["g1", "g2"]);
     let adopted = open(&mut w, ada, "g1").unwrap();
     assert_eq!(adopted["adopted"], true);
     w.request(ada, "toolsets/open", json!({"toolset": "notes"}))
@@ -81,7 +71,7 @@ fn limits_open_instances_per_principal_refuses_the_next_open_and_keeps_the_rest(
     )
     .unwrap();
     open(&mut w, ada, "g3").expect("room after a close");
-    assert_eq!(open_instances(&mut w, ada), ["g2", "g3"]);
+    assert_eq!(w.open_instances(ada), ["g2", "g3"]);
 }
 
 #[test]
@@ -158,5 +148,5 @@ fn limits_pending_events_per_connection_send_hints_alone_past_the_limit() {
     assert_eq!(methods(&w.take(c)), ["push/event"]);
 
     // Requests still work on the connection.
-    assert_eq!(open_instances(&mut w, c), ["g1"]);
+    assert_eq!(w.open_instances(c), ["g1"]);
 }

@@ -12,15 +12,6 @@ use mcpl_server::{
 use serde_json::{Value, json};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-fn open(w: &mut World, c: usize, instance: &str) -> Value {
-    w.request(
-        c,
-        "toolsets/open",
-        json!({"toolset": "game", "instance": instance}),
-    )
-    .expect("the open succeeds")
-}
-
 /// A debug rendering of a principal's open state, to compare before and after.
 fn snapshot(w: &World, p: &Principal) -> String {
     let s = w.state(p);
@@ -35,7 +26,7 @@ fn s4_1_a_call_to_an_invisible_tool_is_a_tool_error_saying_why() {
     let r = w.call(h, "hint", json!({}), None);
     assert!(is_error(&r));
     assert_eq!(text(&r), "tool `hint` is not available now");
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     w.call(h, "play", json!({"move": "A1"}), Some("g1")); // hides play in g1
     let r = w.call(h, "play", json!({"move": "B2"}), Some("g1"));
     assert_eq!(
@@ -84,7 +75,7 @@ fn s4_3_instance_routing_table() {
     let r = w.call(h, "board", json!({}), None);
     assert!(text(&r).contains("not open"), "{}", text(&r));
     // exactly one, no name: that one
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     assert!(!is_error(&w.call(h, "board", json!({}), None)));
     // a name that is not open: names the open ones
     let r = w.call(h, "board", json!({}), Some("g9"));
@@ -93,7 +84,7 @@ fn s4_3_instance_routing_table() {
         "instance `g9` of `game` is not open; open instances: g1"
     );
     // a name that is open
-    open(&mut w, h, "g2");
+    w.open_game(h, "g2");
     assert!(!is_error(&w.call(h, "board", json!({}), Some("g2"))));
 }
 
@@ -206,7 +197,7 @@ fn s5_2_unnamed_opens_get_distinct_server_chosen_names() {
 fn s5_2_closing_without_instance_on_an_instanced_toolset_is_invalid() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     let before = snapshot(&w, &ada());
     let err = w
         .request(h, "toolsets/close", json!({"toolset": "game"}))
@@ -250,7 +241,7 @@ fn s5_2_a_close_applies_to_every_connection_and_records_the_end() {
     let mut w = World::arcade();
     let a = w.connect(ada(), true, true);
     let b = w.connect(ada(), true, true);
-    open(&mut w, a, "g1");
+    w.open_game(a, "g1");
     w.take(b);
     let r = w
         .request(
@@ -299,7 +290,7 @@ fn s5_3_ended_records_are_kept_a_configurable_time_with_fresh_ids() {
     let mut w = World::with_server(server, store, t0);
     let h = w.connect(ada(), true, true);
     for name in ["g1", "g2"] {
-        open(&mut w, h, name);
+        w.open_game(h, name);
         w.request(
             h,
             "toolsets/close",
@@ -318,7 +309,7 @@ fn s5_3_ended_records_are_kept_a_configurable_time_with_fresh_ids() {
     w.advance(Duration::from_secs(61));
     let list = w.request(h, "toolsets/list", json!({})).unwrap();
     assert!(list.get("ended").is_none());
-    open(&mut w, h, "g3");
+    w.open_game(h, "g3");
     let r = w
         .request(
             h,
@@ -337,7 +328,7 @@ fn s5_3_ended_records_are_kept_a_configurable_time_with_fresh_ids() {
 fn s5_3_the_full_statement_states_visible_tools_with_their_own_definitions() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     w.call(h, "play", json!({"move": "A1"}), Some("g1"));
     let list = w.request(h, "toolsets/list", json!({})).unwrap();
     let hints = &list["_meta"]["mcpl/hints"];
@@ -354,8 +345,8 @@ fn s5_3_the_full_statement_states_visible_tools_with_their_own_definitions() {
 fn s5_5_visibility_is_per_instance() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
-    open(&mut w, h, "g1");
-    open(&mut w, h, "g2");
+    w.open_game(h, "g1");
+    w.open_game(h, "g2");
     let r = w.call(h, "play", json!({"move": "A1"}), Some("g1"));
     let hints = &r["_meta"]["mcpl/hints"];
     assert_eq!(
@@ -386,8 +377,8 @@ fn s5_6_a_call_naming_another_principals_instance_is_refused() {
     let mut w = World::arcade();
     let a = w.connect(ada(), true, true);
     let b = w.connect(bob(), true, true);
-    open(&mut w, b, "bobs-game");
-    open(&mut w, a, "adas-game");
+    w.open_game(b, "bobs-game");
+    w.open_game(a, "adas-game");
     let bob_before = snapshot(&w, &bob());
     let r = w.call(a, "play", json!({"move": "A1"}), Some("bobs-game"));
     assert!(is_error(&r));
@@ -412,7 +403,7 @@ fn s5_6_principals_do_not_share_state_and_changes_reach_only_their_own() {
     let mut w = World::arcade();
     let a = w.connect(ada(), true, true);
     let b = w.connect(bob(), true, true);
-    open(&mut w, a, "g1");
+    w.open_game(a, "g1");
     assert!(w.take(b).is_empty());
     let list = w.request(b, "toolsets/list", json!({})).unwrap();
     assert!(
@@ -429,7 +420,7 @@ fn s5_6_a_per_connection_principal_ends_its_toolsets_at_disconnect() {
     let mut w = World::arcade();
     let p = Principal::of_connection(ConnectionId(99));
     let h = w.connect(p.clone(), true, true);
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     w.take(h);
     w.hold_calls = true;
     let now = w.now;
@@ -580,7 +571,7 @@ fn s5_6_a_call_finishing_after_disconnect_leaves_no_state_for_a_per_connection_p
     let mut w = World::arcade();
     let p = Principal::of_connection(ConnectionId(98));
     let h = w.connect(p.clone(), true, true);
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     w.hold_calls = true;
     w.send_request(
         h,
@@ -833,7 +824,7 @@ fn s5_3_a_session_asks_to_wake_when_its_first_ended_record_expires() {
     let h = w.connect(ada(), true, true);
     assert_eq!(w.conns[h].session.poll_timeout(), None, "nothing to expire");
     let close = |w: &mut World, name: &str| {
-        open(w, h, name);
+        w.open_game(h, name);
         w.request(
             h,
             "toolsets/close",
@@ -923,10 +914,15 @@ fn s5_2_adopting_an_open_instance_reports_its_title() {
         json!({"toolset": "game", "instance": "g1", "options": {"size": 13}}),
     )
     .unwrap();
-    let again = open(&mut w, h, "g1");
+    let again = w.open_game(h, "g1");
     assert_eq!(again["adopted"], json!(true));
     assert_eq!(again["instance"], json!("g1"));
     assert_eq!(again["title"], json!("Go vs bot (13x13)"), "{again}");
+    // §5.2: only options the host gave and the instance does not use are reported; none
+    // were given here.
+    let t = text(&again);
+    assert!(t.contains("adopted it unchanged"), "{t}");
+    assert!(!t.contains("Options not applied"), "{t}");
 }
 
 #[test]
@@ -974,7 +970,7 @@ fn s5_2_closing_an_instance_whose_open_is_still_running_closes_nothing() {
 fn s5_2_closing_without_instance_names_only_instances_that_are_open() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     w.hold_calls = true;
     w.send_request(
         h,
@@ -1023,7 +1019,7 @@ fn s4_2_a_static_tool_definition_is_not_changed_by_an_update() {
 fn app_updates_changing_a_tool_outside_its_toolset_are_refused() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     w.request(h, "toolsets/open", json!({"toolset": "notes"}))
         .unwrap();
     let before = snapshot(&w, &ada());
@@ -1055,7 +1051,7 @@ fn s5_3_ended_records_leave_the_store_when_the_session_times_out() {
     let server = Server::with_store(arcade().build().unwrap(), config, store.clone());
     let mut w = World::with_server(server, store, t0);
     let h = w.connect(ada(), true, true);
-    open(&mut w, h, "g1");
+    w.open_game(h, "g1");
     w.request(
         h,
         "toolsets/close",
@@ -1174,41 +1170,10 @@ fn s5_6_a_disconnect_drops_unwritten_messages_and_keeps_the_app_work_in_flight()
 }
 
 #[test]
-fn s5_2_adopting_without_options_reports_none_as_not_applied() {
-    // §5.2: only options the host gave and the instance does not use are reported.
-    let mut w = World::arcade();
-    let h = w.connect(ada(), true, true);
-    w.request(
-        h,
-        "toolsets/open",
-        json!({"toolset": "game", "instance": "g1", "options": {"size": 13}}),
-    )
-    .unwrap();
-    let r = w
-        .request(
-            h,
-            "toolsets/open",
-            json!({"toolset": "game", "instance": "g1"}),
-        )
-        .unwrap();
-    assert_eq!(r["adopted"], json!(true));
-    let t = text(&r);
-    assert!(t.contains("adopted it unchanged"), "{t}");
-    assert!(!t.contains("Options not applied"), "{t}");
-}
-
-#[test]
 fn s5_2_an_open_answered_with_the_wrong_kind_of_reply_is_refused_and_leaves_nothing() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
-    w.hold_calls = true;
-    let id = w.send_request(
-        h,
-        "toolsets/open",
-        json!({"toolset": "game", "instance": "g1"}),
-    );
-    w.drive();
-    let (i, call) = w.held.remove(0);
+    let (id, call) = w.open_held(h, "g1");
     assert!(matches!(call.kind, CallKind::Open));
     // The app answers the open as if it were a tool call.
     let outcome = Outcome {
@@ -1216,7 +1181,7 @@ fn s5_2_an_open_answered_with_the_wrong_kind_of_reply_is_refused_and_leaves_noth
         reply: mcpl_server::Reply::Tool(mcpl_protocol::mcp::CallToolResult::text("done")),
     };
     let now = w.now;
-    let _ = w.conns[i].session.handle_call_done(now, call.id, outcome);
+    let _ = w.conns[h].session.handle_call_done(now, call.id, outcome);
     w.drive();
     assert!(
         w.response(h, &id).is_some_and(|r| r.is_err()),

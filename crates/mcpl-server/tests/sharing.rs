@@ -17,28 +17,12 @@ fn game(instance: &str) -> OpenKey {
     )
 }
 
-/// The instances `toolsets/list` names as open on connection `c`.
-fn open_instances(w: &mut World, c: usize) -> Vec<String> {
-    let list = w.request(c, "toolsets/list", json!({})).unwrap();
-    list["open"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["instance"].as_str().map(str::to_owned))
-        .collect()
-}
-
 #[test]
 fn s5_6_a_shared_change_of_another_principal_is_not_taken() {
     let mut w = World::arcade();
     let a = w.connect(ada(), true, true);
     let b = w.connect(bob(), true, true);
-    w.request(
-        b,
-        "toolsets/open",
-        json!({"toolset": "game", "instance": "g1"}),
-    )
-    .unwrap();
+    w.open_game(b, "g1");
     w.take(b);
 
     // Bob's change, with Bob's state as stored, handed to Ada's session as a driver hands
@@ -54,7 +38,7 @@ fn s5_6_a_shared_change_of_another_principal_is_not_taken() {
     w.drive();
     assert!(w.take(a).is_empty(), "Ada is told nothing of Bob's games");
     assert!(
-        open_instances(&mut w, a).is_empty(),
+        w.open_instances(a).is_empty(),
         "and her session keeps her own state, not Bob's"
     );
 }
@@ -64,12 +48,7 @@ fn s5_6_a_disconnected_session_tells_nothing_more() {
     let mut w = World::arcade();
     let first = w.connect(ada(), true, true);
     let second = w.connect(ada(), true, true);
-    w.request(
-        first,
-        "toolsets/open",
-        json!({"toolset": "game", "instance": "g1"}),
-    )
-    .unwrap();
+    w.open_game(first, "g1");
     w.take(first);
     w.take(second);
     let now = w.now;
@@ -102,13 +81,8 @@ fn s5_6_a_restatement_replaces_the_sessions_copy_even_with_an_older_version() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
     let before = w.store.load_now(&ada());
-    w.request(
-        h,
-        "toolsets/open",
-        json!({"toolset": "game", "instance": "g1"}),
-    )
-    .unwrap();
-    assert_eq!(open_instances(&mut w, h), ["g1"]);
+    w.open_game(h, "g1");
+    assert_eq!(w.open_instances(h), ["g1"]);
     w.take(h);
 
     // After an outage the store holds an older state, without g1 (the open's write was
@@ -131,7 +105,7 @@ fn s5_6_a_restatement_replaces_the_sessions_copy_even_with_an_older_version() {
         .find(|t| t["instance"] == json!("g1"))
         .unwrap_or_else(|| panic!("an entry for g1 in {hints}"));
     assert_eq!(g1["state"], json!("closed"), "{hints}");
-    assert!(open_instances(&mut w, h).is_empty());
+    assert!(w.open_instances(h).is_empty());
 }
 
 #[test]
@@ -170,12 +144,7 @@ fn a_state_fed_while_a_step_waits_for_its_write_runs_nothing_queued_behind_it() 
 fn an_outcome_for_a_finished_call_is_refused_at_once_even_while_a_write_is_pending() {
     let mut w = World::arcade();
     let h = w.connect(ada(), true, true);
-    w.request(
-        h,
-        "toolsets/open",
-        json!({"toolset": "game", "instance": "g1"}),
-    )
-    .unwrap();
+    w.open_game(h, "g1");
     w.hold_calls = true;
     for _ in 0..2 {
         w.send_request(

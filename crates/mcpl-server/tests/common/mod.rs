@@ -430,6 +430,45 @@ impl World {
             .expect("the app's updates fit the declarations");
     }
 
+    /// Opens game `instance` on connection `c` with no options; the answer must be a result.
+    pub fn open_game(&mut self, c: usize, instance: &str) -> Value {
+        self.request(
+            c,
+            "toolsets/open",
+            json!({"toolset": "game", "instance": instance}),
+        )
+        .expect("the open succeeds")
+    }
+
+    /// Sends an open of game `instance` on connection `c` and drives it until its app call
+    /// is held (calls are held from now on); returns the request's id and the call.
+    pub fn open_held(&mut self, c: usize, instance: &str) -> (RequestId, Call) {
+        self.hold_calls = true;
+        let id = self.send_request(
+            c,
+            "toolsets/open",
+            json!({"toolset": "game", "instance": instance}),
+        );
+        self.drive();
+        let at = self
+            .held
+            .iter()
+            .position(|(i, _)| *i == c)
+            .expect("the open's app call is held");
+        (id, self.held.remove(at).1)
+    }
+
+    /// The instances `toolsets/list` names as open on connection `c`.
+    pub fn open_instances(&mut self, c: usize) -> Vec<String> {
+        let list = self.request(c, "toolsets/list", json!({})).unwrap();
+        list["open"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["instance"].as_str().map(str::to_owned))
+            .collect()
+    }
+
     /// Completes the held call at `index`.
     pub fn complete_held(&mut self, index: usize) {
         let (i, call) = self.held.remove(index);
