@@ -1197,3 +1197,37 @@ fn s5_2_an_open_answered_with_the_wrong_kind_of_reply_is_refused_and_leaves_noth
     );
     assert!(!w.conns[h].session.state().open.contains_key(&key));
 }
+
+#[test]
+fn an_update_for_another_principal_that_the_declarations_refuse_is_an_error_and_applies_nothing() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    let b = w.connect(bob(), true, true);
+    w.hold_calls = true;
+    let id = w.send_request(h, "tools/call", json!({"name": "fortune", "arguments": {}}));
+    w.drive();
+    let (_, mut call) = w.held.remove(0);
+    call.context
+        .update_for(&bob())
+        .tools()
+        .set_visible("no-such-tool", true);
+    let outcome = Outcome {
+        context: call.context,
+        reply: mcpl_server::Reply::Tool(mcpl_protocol::mcp::CallToolResult::text("told")),
+    };
+    let now = w.now;
+    let refused = w.conns[h].session.handle_call_done(now, call.id, outcome);
+    let err = refused.expect_err("the declarations refuse the update");
+    assert!(err.to_string().contains("no-such-tool"), "{err}");
+    let mut applies = 0;
+    while let Some(effect) = w.conns[h].session.poll_effect() {
+        if let Effect::Apply(..) = effect {
+            applies += 1;
+        } else if let Effect::Send(msg) = effect {
+            w.conns[h].written.push(msg);
+        }
+    }
+    assert_eq!(applies, 0, "nothing is applied to bob");
+    assert!(w.response(h, &id).is_some(), "the reply is still sent");
+    assert!(w.take(b).is_empty());
+}
