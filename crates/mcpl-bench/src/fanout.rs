@@ -22,7 +22,7 @@ use crate::chart::Curve;
 use crate::error::BenchError;
 use crate::progress::Progress;
 use crate::report::{Figure, Unit};
-use crate::stats::percentile;
+use crate::stats::{percentile, resident_set};
 use mcpl_rpc::transport::{http, ws};
 use mcpl_rpc::{Event, Limits, Peer, PeerConfig, RequestOptions};
 use mcpl_server::{Identity, TokenMap};
@@ -243,17 +243,7 @@ impl Child {
 
     /// The child's resident set in bytes (Linux `/proc`), if it can be read.
     fn rss(&self) -> Option<f64> {
-        let pid = self.process.id()?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let kb: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kb * 1024.0)
+        resident_set(self.process.id()?)
     }
 
     async fn stop(mut self) {

@@ -6,6 +6,7 @@
 
 use crate::error::BenchError;
 use crate::report::{Figure, Unit};
+use crate::stats::resident_set;
 use mcpl_rpc::{Event, Limits, Peer, PeerConfig};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -34,20 +35,6 @@ fn setup(detail: impl ToString) -> BenchError {
         what: "the arcade for row 7",
         detail: detail.to_string(),
     }
-}
-
-/// The resident set of process `pid` in bytes (Linux `/proc`).
-fn rss(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb * 1024.0)
 }
 
 /// Opens one WebSocket and waits, never initializing, until the server closes it. Returns
@@ -149,7 +136,8 @@ pub async fn measure(settings: &Settings) -> Result<Vec<Figure>, BenchError> {
         let mut least = f64::INFINITY;
         for _ in 0..10 {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            let bytes = rss(pid).ok_or_else(|| setup("cannot read the server's memory"))?;
+            let bytes =
+                resident_set(pid).ok_or_else(|| setup("cannot read the server's memory"))?;
             least = least.min(bytes);
         }
         let _ = started;

@@ -1,4 +1,4 @@
-//! Percentiles and timing helpers.
+//! Percentiles, timing helpers and a process's resident set.
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,21 @@ pub fn timed<T>(items: &[T], budget: Duration, mut step: impl FnMut(&T)) -> (usi
 /// Items per second, guarding against a zero duration.
 pub fn rate(count: usize, took: Duration) -> f64 {
     count as f64 / took.as_secs_f64().max(1e-9)
+}
+
+/// The resident set of process `pid` in bytes, from Linux's `/proc/PID/status`; `None` where
+/// it cannot be read.
+pub(crate) fn resident_set(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024.0)
 }
 
 #[cfg(test)]

@@ -393,12 +393,13 @@ async fn s8_6_a_plain_client_gets_pushes_as_log_messages() {
     );
 }
 
-#[tokio::test]
-async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
-    let cutter = Cutter::with(&["cells"]);
+/// A surface over `cells` and an MCPL client of it granted `pushEvents` (MCPL §5.3: by the
+/// client's policy request), with the tools listed and game `g` open.
+async fn pushed_client_with_game_open(
+    cutter: &Cutter,
+) -> (std::sync::Arc<mcpl_surface::Surface>, Client) {
     let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});
-    let (_surface, mut client) = surface_for(&cutter, &["cells"], caps).await;
-    // MCPL §5.3: the grant comes by the client's policy request.
+    let (surface, client) = surface_for(cutter, &["cells"], caps).await;
     let receipt = client
         .request(
             "featureSets/update",
@@ -410,6 +411,13 @@ async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
     client
         .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
         .await;
+    (surface, client)
+}
+
+#[tokio::test]
+async fn s8_6_an_mcpl_client_with_push_events_gets_push_event() {
+    let cutter = Cutter::with(&["cells"]);
+    let (_surface, mut client) = pushed_client_with_game_open(&cutter).await;
     client
         .call(
             "toolsets_act",
@@ -699,19 +707,7 @@ async fn a_call_of_a_name_no_server_has_is_refused_as_invalid_params_and_reaches
 #[tokio::test]
 async fn the_surfaces_push_event_requests_to_one_client_carry_distinct_ids() {
     let cutter = Cutter::with(&["cells"]);
-    let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});
-    let (_surface, mut client) = surface_for(&cutter, &["cells"], caps).await;
-    let receipt = client
-        .request(
-            "featureSets/update",
-            json!({"effectiveCapabilities": ["pushEvents"]}),
-        )
-        .await;
-    assert_eq!(receipt["accepted"], true, "{receipt}");
-    client.tools().await;
-    client
-        .call("toolsets_open", json!({"toolset": "game", "instance": "g"}))
-        .await;
+    let (_surface, mut client) = pushed_client_with_game_open(&cutter).await;
     let mut ids = Vec::new();
     for cell in ["c3", "c2"] {
         client
