@@ -1231,3 +1231,40 @@ fn an_update_for_another_principal_that_the_declarations_refuse_is_an_error_and_
     assert!(w.response(h, &id).is_some(), "the reply is still sent");
     assert!(w.take(b).is_empty());
 }
+
+#[test]
+fn s6_a_push_names_its_instance_only_when_every_change_is_in_it() {
+    // §6: a push carrying hints should name its toolset and instance; an event that does not
+    // name them takes the one place its changes are in, and none when they are in two.
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.open_game(h, "g1");
+    w.open_game(h, "g2");
+    w.take(h);
+    let push_params = |w: &mut World| {
+        let msgs = w.take(h);
+        let Some(Message::Request(push)) = msgs.first() else {
+            panic!("a push: {msgs:?}");
+        };
+        assert_eq!(push.method, "push/event");
+        push.params.clone().unwrap()
+    };
+
+    let mut one_place = Update::new();
+    one_place.instance("game", "g1").hide("play");
+    one_place.instance("game", "g1").hide("pass");
+    one_place.event(mcpl_server::Event::text("White moved."));
+    w.apply(&ada(), one_place);
+    let params = push_params(&mut w);
+    assert_eq!(params["toolset"], json!("game"), "{params}");
+    assert_eq!(params["instance"], json!("g1"), "{params}");
+
+    let mut two_places = Update::new();
+    two_places.instance("game", "g1").show("play");
+    two_places.instance("game", "g2").hide("play");
+    two_places.event(mcpl_server::Event::text("Both boards moved."));
+    w.apply(&ada(), two_places);
+    let params = push_params(&mut w);
+    assert!(params.get("toolset").is_none(), "{params}");
+    assert!(params.get("instance").is_none(), "{params}");
+}
