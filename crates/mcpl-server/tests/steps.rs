@@ -260,3 +260,26 @@ fn s5_6_an_edit_copies_the_shared_state_and_leaves_the_other_holders_as_they_wer
     assert!(!same(&before.state, &after.state));
     assert!(same(w.conns[a].session.state(), &after.state));
 }
+
+#[test]
+fn s5_2_adopting_an_open_instance_changes_nothing_and_writes_nothing() {
+    let mut w = World::arcade();
+    let h = w.connect(ada(), true, true);
+    w.open_game(h, "g1");
+    let version = w.store.load_now(&ada()).version;
+    w.send_request(
+        h,
+        "toolsets/open",
+        json!({"toolset": "game", "instance": "g1"}),
+    );
+    let out = effects(&mut w.conns[h].session);
+    assert!(
+        !out.iter().any(|e| matches!(e, Effect::Write(_))),
+        "an adoption asks for no write: {out:?}"
+    );
+    assert!(
+        matches!(out.as_slice(), [Effect::Send(Message::Response(_))]),
+        "{out:?}"
+    );
+    assert_eq!(w.store.load_now(&ada()).version, version);
+}
