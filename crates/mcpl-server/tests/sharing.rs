@@ -30,7 +30,11 @@ fn s5_6_a_shared_change_of_another_principal_is_not_taken() {
     let mut hide = Update::new();
     hide.instance("game", "g1").hide("play");
     let change = w.commit(&bob(), &hide).unwrap();
-    assert!(change.state().is_some());
+    assert_eq!(
+        change.state().map(|s| s.version),
+        Some(w.store.load_now(&bob()).version),
+        "the change carries Bob's state as stored"
+    );
     let now = w.now;
     w.conns[a]
         .session
