@@ -433,6 +433,13 @@ fn v18_a_proposed_name_is_used_as_given_or_refused() {
         names.iter().map(|n| n.as_str()).collect::<Vec<_>>(),
         ["My-Game_2"]
     );
+    assert!(
+        !w.state(&ada()).open.keys().any(|k| k
+            .instance
+            .as_ref()
+            .is_some_and(|i| i.as_str() == "forbidden")),
+        "the refused open leaves no entry behind, not even one being opened"
+    );
 }
 
 #[test]
