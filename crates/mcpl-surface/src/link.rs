@@ -268,6 +268,52 @@ mod tests {
         }
     }
 
+    /// Hands out a connection to a server that refuses `initialize` with an error.
+    struct RefusesInitialize;
+
+    impl Connector for RefusesInitialize {
+        fn connect<'a>(
+            &'a self,
+            _spec: &'a ServerSpec,
+        ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
+            Box::pin(async {
+                let (near, far) = Transport::memory_pair();
+                let (peer, mut events) = mcpl_rpc::Peer::start(far, Default::default());
+                tokio::spawn(async move {
+                    let _keep_open = peer;
+                    while let Some(event) = events.recv().await {
+                        if let mcpl_rpc::Event::Request { responder, .. } = event {
+                            let _ = responder.method_not_found();
+                        }
+                    }
+                });
+                Ok(near)
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_program_that_refuses_initialize_is_named_by_its_error_not_as_ended() {
+        let timing = LinkTiming {
+            request_timeout: Duration::from_secs(5),
+            call_timeout: Duration::from_secs(5),
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_millis(1000),
+        };
+        let exec = ServerSpec::new(
+            ServerName::parse("refuses").expect("a name"),
+            Target::Exec {
+                program: "refuses".into(),
+                args: vec![],
+            },
+        );
+        let err = handshake(&RefusesInitialize, &exec, timing).await.err();
+        assert!(
+            matches!(err, Some(HandshakeError::Initialize(_))),
+            "{err:?}"
+        );
+    }
+
     #[tokio::test]
     async fn a_program_that_ends_before_initialize_is_named_so_and_a_url_is_not() {
         let timing = LinkTiming {

@@ -60,3 +60,22 @@ fn the_plain_to_dynamic_toolsets_ratio_is_shown_only_when_the_latter_re_sent_som
         report.render()
     );
 }
+
+#[test]
+fn a_baseline_is_measured_against_the_surfaces_whole_list_only_when_there_is_one() {
+    let report = CacheReport {
+        surface_bytes: 100,
+        plain: tally(600),
+        groups: tally(300),
+        ..CacheReport::default()
+    };
+    let text = report.render();
+    assert!(text.contains("(= 6.0x the surface's whole list)"), "{text}");
+    assert!(text.contains("(= 3.0x the surface's whole list)"), "{text}");
+    let report = CacheReport {
+        surface_bytes: 0,
+        ..report
+    };
+    let text = report.render();
+    assert!(!text.contains("the surface's whole list"), "{text}");
+}

@@ -1,5 +1,6 @@
 //! `--listen` (docs/SURFACE.md): the surface served over Streamable HTTP answers a client that
-//! sends no `Origin` (an agent framework) and refuses a foreign web page's origin.
+//! sends no `Origin` (an agent framework), refuses a foreign web page's origin, and with a
+//! token refuses a client that does not bear it.
 
 mod common;
 
@@ -27,32 +28,32 @@ async fn initialize(url: &str, options: &ClientOptions) -> Result<serde_json::Va
     answer.map(|a| a.value)
 }
 
-#[tokio::test]
-async fn listening_answers_a_client_without_origin_and_refuses_a_foreign_origin() {
+/// Serves a surface over `cells` at `http://{ip}:PORT` (a free port), with `token` if given,
+/// and returns its endpoint once it listens.
+async fn listening(ip: &str, token: Option<&str>) -> String {
     let cutter = Cutter::with(&["cells"]);
     let (surface, _stdio_client) = surface(&cutter, &["cells"]).await;
-    // A free loopback port: bound by the test, then released for the surface.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+    // A free port: bound by the test, then released for the surface.
+    let port = std::net::TcpListener::bind((ip, 0))
         .expect("a free port")
         .local_addr()
         .expect("its address")
         .port();
-    let config = ListenConfig::parse(&format!("http://127.0.0.1:{port}"), None).unwrap();
+    let config =
+        ListenConfig::parse(&format!("http://{ip}:{port}"), token.map(str::to_owned)).unwrap();
     tokio::spawn(serve(surface, config));
-    let mut listening = false;
     for _ in 0..500 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            listening = true;
-            break;
+        if tokio::net::TcpStream::connect((ip, port)).await.is_ok() {
+            return format!("http://{ip}:{port}/mcp");
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(listening, "the surface never listened on {port}");
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    panic!("the surface never listened on {ip}:{port}");
+}
 
+#[tokio::test]
+async fn listening_answers_a_client_without_origin_and_refuses_a_foreign_origin() {
+    let url = listening("127.0.0.1", None).await;
     let answer = initialize(&url, &ClientOptions::new()).await.unwrap();
     assert_eq!(answer["protocolVersion"], "2025-11-25");
     let answer = initialize(
@@ -74,28 +75,27 @@ async fn listening_answers_a_client_without_origin_and_refuses_a_foreign_origin(
 async fn listening_on_another_loopback_address_serves_requests_addressed_to_it() {
     // DNS rebinding: only loopback names pass by default; the address the surface is bound at
     // passes too, so a client that reaches 127.0.0.5 by its address is served.
-    let cutter = Cutter::with(&["cells"]);
-    let (surface, _stdio_client) = surface(&cutter, &["cells"]).await;
-    let port = std::net::TcpListener::bind("127.0.0.5:0")
-        .expect("a free port")
-        .local_addr()
-        .expect("its address")
-        .port();
-    let config = ListenConfig::parse(&format!("http://127.0.0.5:{port}"), None).unwrap();
-    tokio::spawn(serve(surface, config));
-    let mut listening = false;
-    for _ in 0..500 {
-        if tokio::net::TcpStream::connect(("127.0.0.5", port))
-            .await
-            .is_ok()
-        {
-            listening = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(listening, "the surface never listened on 127.0.0.5:{port}");
-    let url = format!("http://127.0.0.5:{port}/mcp");
+    let url = listening("127.0.0.5", None).await;
     let answer = initialize(&url, &ClientOptions::new()).await.unwrap();
+    assert_eq!(answer["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn listening_with_a_token_serves_only_a_client_bearing_it() {
+    let url = listening("127.0.0.1", Some("s3cret")).await;
+    for refused in [
+        ClientOptions::new(),
+        ClientOptions::new().header("authorization", "Bearer s3cre"),
+        ClientOptions::new().header("authorization", "Bearer s3cret2"),
+    ] {
+        let answer = initialize(&url, &refused).await;
+        assert!(answer.is_err(), "served without the token: {answer:?}");
+    }
+    let answer = initialize(
+        &url,
+        &ClientOptions::new().header("authorization", "Bearer s3cret"),
+    )
+    .await
+    .unwrap();
     assert_eq!(answer["protocolVersion"], "2025-11-25");
 }

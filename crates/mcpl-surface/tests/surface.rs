@@ -961,3 +961,63 @@ async fn a_call_after_the_host_task_stopped_is_an_error_result_that_says_so() {
     assert!(last.1, "never an error result: {last:?}");
     assert!(last.0.contains("the surface host stopped"), "{}", last.0);
 }
+
+/// Hands out a connection whose far end is already gone, every time.
+struct AlwaysGone;
+
+impl mcpl_surface::Connector for AlwaysGone {
+    fn connect<'a>(
+        &'a self,
+        _spec: &'a mcpl_surface::ServerSpec,
+    ) -> mcpl_surface::BoxFuture<'a, Result<mcpl_rpc::Transport, mcpl_surface::ConnectError>> {
+        Box::pin(async {
+            let (near, far) = mcpl_rpc::Transport::memory_pair();
+            drop(far);
+            Ok(near)
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_failing_is_down_with_its_attempts_counted() {
+    use mcpl_surface::{LinkStatus, LinkTiming, Surface, SurfaceConfig};
+    use std::sync::Arc;
+    let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
+    cfg.timing = LinkTiming {
+        request_timeout: Duration::from_secs(5),
+        call_timeout: Duration::from_secs(5),
+        backoff_initial: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(20),
+    };
+    let surface = Surface::start(cfg, Arc::new(AlwaysGone)).expect("surface starts");
+    let cells: mcpl_host::ServerName = "cells".parse().unwrap();
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Some(LinkStatus::Down { attempt, .. }) = surface.status(&cells)
+                && seen.last() != Some(&attempt)
+            {
+                seen.push(attempt);
+                if attempt >= 3 {
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the attempts seen while down: {seen:?}"));
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    surface.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_surface_declares_logging_since_events_reach_plain_clients_as_log_messages() {
+    let cutter = Cutter::with(&["cells"]);
+    let (_surface, client) = surface(&cutter, &["cells"]).await;
+    let init = &client.init;
+    assert!(
+        init["capabilities"]["logging"].is_object(),
+        "MCP: a server that sends notifications/message declares logging: {init}"
+    );
+}

@@ -327,12 +327,18 @@ pub async fn surface_for(
 pub struct Client {
     pub peer: Peer,
     pub events: mcpl_rpc::Events,
+    /// The surface's answer to `initialize`.
+    pub init: Value,
 }
 
 impl Client {
     pub async fn start(t: Transport, capabilities: Value) -> Client {
         let (peer, events) = Peer::start(t, PeerConfig::default());
-        let c = Client { peer, events };
+        let mut c = Client {
+            peer,
+            events,
+            init: Value::Null,
+        };
         let init = c
             .request(
                 "initialize",
@@ -344,6 +350,7 @@ impl Client {
         c.peer
             .notify_value("notifications/initialized", None)
             .unwrap();
+        c.init = init;
         c
     }
 
