@@ -268,6 +268,16 @@ mod tests {
         }
     }
 
+    /// Short enough timings for a test.
+    fn quick_timing() -> LinkTiming {
+        LinkTiming {
+            request_timeout: Duration::from_secs(5),
+            call_timeout: Duration::from_secs(5),
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_millis(1000),
+        }
+    }
+
     /// Hands out a connection to a server that refuses `initialize` with an error.
     struct RefusesInitialize;
 
@@ -294,12 +304,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_program_that_refuses_initialize_is_named_by_its_error_not_as_ended() {
-        let timing = LinkTiming {
-            request_timeout: Duration::from_secs(5),
-            call_timeout: Duration::from_secs(5),
-            backoff_initial: Duration::from_millis(100),
-            backoff_max: Duration::from_millis(1000),
-        };
+        let timing = quick_timing();
         let exec = ServerSpec::new(
             ServerName::parse("refuses").expect("a name"),
             Target::Exec {
@@ -316,12 +321,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_program_that_ends_before_initialize_is_named_so_and_a_url_is_not() {
-        let timing = LinkTiming {
-            request_timeout: Duration::from_secs(5),
-            call_timeout: Duration::from_secs(5),
-            backoff_initial: Duration::from_millis(100),
-            backoff_max: Duration::from_millis(1000),
-        };
+        let timing = quick_timing();
         let name = || ServerName::parse("gone").expect("a name");
         let exec = ServerSpec::new(
             name(),
