@@ -504,6 +504,26 @@ mod tests {
     }
 
     #[test]
+    fn a_variable_name_is_letters_digits_and_underscores_not_starting_with_a_digit() {
+        let expand_env = |v: &str| {
+            let text = format!(
+                r#"{{"mcpServers": {{"g": {{"url": "http://h/mcp",
+                "headers": {{"A": "${{{v}}}"}}}}}}}}"#
+            );
+            FileConfig::parse(&text, |_: &str| Some("x".to_owned()))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        for good in ["TOKEN", "_T", "A_1"] {
+            assert!(expand_env(good).is_ok(), "{good}: {:?}", expand_env(good));
+        }
+        for bad in ["1A", "9", "A-B", "A B", ""] {
+            let err = expand_env(bad).unwrap_err();
+            assert!(err.contains("is not a variable name"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
     fn bad_entries_are_refused_naming_the_server_and_the_problem() {
         for (text, want) in [
             (r#"{"mcpServers": {"a": {}}}"#, "needs `command` or `url`"),
