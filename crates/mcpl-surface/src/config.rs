@@ -504,6 +504,15 @@ mod tests {
     }
 
     #[test]
+    fn env_or_cwd_alone_on_a_url_is_refused() {
+        for extra in [r#""env": {"A": "b"}"#, r#""cwd": "/tmp""#] {
+            let text = format!(r#"{{"mcpServers": {{"g": {{"url": "http://h/mcp", {extra}}}}}}}"#);
+            let err = FileConfig::parse(&text, env).unwrap_err().to_string();
+            assert!(err.contains("not a `url`"), "{extra}: {err}");
+        }
+    }
+
+    #[test]
     fn a_variable_name_is_letters_digits_and_underscores_not_starting_with_a_digit() {
         let expand_env = |v: &str| {
             let text = format!(

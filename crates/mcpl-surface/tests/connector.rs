@@ -64,6 +64,26 @@ async fn a_plain_command_line_starts_its_program_directly_so_a_missing_one_is_na
 }
 
 #[tokio::test]
+async fn a_command_is_found_on_the_path_its_entry_sets() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("mcpl-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("mcpl-test-echo");
+    std::fs::write(&program, "#!/bin/sh\nexec cat\n").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut spec = spec(Target::Command("mcpl-test-echo".into()));
+    spec.env = vec![
+        ("OTHER".to_owned(), "/nonexistent".to_owned()),
+        ("PATH".to_owned(), dir.display().to_string()),
+    ];
+    let started = StandardConnector.connect(&spec).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(err) = started {
+        panic!("the entry's own PATH was not searched: {err}");
+    }
+}
+
+#[tokio::test]
 async fn a_streamable_http_url_with_an_ipv6_host_is_reached_at_that_address() {
     let listener = std::net::TcpListener::bind("[::1]:0").expect("the IPv6 loopback");
     let port = listener.local_addr().expect("its address").port();

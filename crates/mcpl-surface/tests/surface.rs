@@ -1012,12 +1012,21 @@ async fn a_server_that_keeps_failing_is_down_with_its_attempts_counted() {
 }
 
 #[tokio::test]
-async fn the_surface_declares_logging_since_events_reach_plain_clients_as_log_messages() {
+async fn the_surface_declares_its_capabilities_and_answers_ping_and_set_level() {
     let cutter = Cutter::with(&["cells"]);
     let (_surface, client) = surface(&cutter, &["cells"]).await;
     let init = &client.init;
     assert!(
         init["capabilities"]["logging"].is_object(),
         "MCP: a server that sends notifications/message declares logging: {init}"
+    );
+    assert_eq!(init["capabilities"]["tools"]["listChanged"], true, "{init}");
+    // And answers what those capabilities (and MCP's base) let a client ask.
+    assert_eq!(client.request("ping", json!({})).await, json!({}));
+    assert_eq!(
+        client
+            .request("logging/setLevel", json!({"level": "info"}))
+            .await,
+        json!({})
     );
 }
