@@ -1030,3 +1030,98 @@ async fn the_surface_declares_its_capabilities_and_answers_ping_and_set_level() 
         json!({})
     );
 }
+
+/// Connects to `cutter`'s servers through a relay that passes every message on except the
+/// host's `featureSets/update`, which it never answers.
+#[derive(Clone)]
+struct PolicyNeverAnswered {
+    cutter: Cutter,
+}
+
+impl mcpl_surface::Connector for PolicyNeverAnswered {
+    fn connect<'a>(
+        &'a self,
+        spec: &'a mcpl_surface::ServerSpec,
+    ) -> mcpl_surface::BoxFuture<'a, Result<mcpl_rpc::Transport, mcpl_surface::ConnectError>> {
+        use mcpl_rpc::{Peer, PeerConfig, RequestOptions, RpcError};
+        Box::pin(async move {
+            let inner = self.cutter.connect(spec).await?;
+            let (near, far) = mcpl_rpc::Transport::memory_pair();
+            let (front, mut from_host) = Peer::start(far, PeerConfig::default());
+            let (back, mut from_server) = Peer::start(inner, PeerConfig::default());
+            let ask = |to: Peer,
+                       request: mcpl_protocol::jsonrpc::Request,
+                       responder: mcpl_rpc::Responder| {
+                tokio::spawn(async move {
+                    let answer = to
+                        .request_value(
+                            &request.method,
+                            request.params,
+                            RequestOptions::timeout(Duration::from_secs(20)),
+                        )
+                        .await;
+                    let _ = match answer {
+                        Ok(a) => responder.respond(a.value),
+                        Err(RpcError::Remote { error, .. }) => responder.error(*error),
+                        Err(e) => responder.invalid_params(e),
+                    };
+                });
+            };
+            let (to_server, to_host) = (back.clone(), front.clone());
+            tokio::spawn(async move {
+                let mut unanswered = Vec::new();
+                while let Some(event) = from_host.recv().await {
+                    match event {
+                        Event::Request {
+                            request, responder, ..
+                        } if request.method == "featureSets/update" => unanswered.push(responder),
+                        Event::Request {
+                            request, responder, ..
+                        } => ask(to_server.clone(), request, responder),
+                        Event::Notification { notification, .. } => {
+                            let _ =
+                                to_server.notify_value(&notification.method, notification.params);
+                        }
+                        _ => {}
+                    }
+                }
+            });
+            tokio::spawn(async move {
+                while let Some(event) = from_server.recv().await {
+                    match event {
+                        Event::Request {
+                            request, responder, ..
+                        } => ask(to_host.clone(), request, responder),
+                        Event::Notification { notification, .. } => {
+                            let _ = to_host.notify_value(&notification.method, notification.params);
+                        }
+                        _ => {}
+                    }
+                }
+            });
+            Ok(near)
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_never_acknowledges_the_policy_is_used_after_the_request_timeout() {
+    use mcpl_surface::{LinkTiming, Surface, SurfaceConfig};
+    use std::sync::Arc;
+    let cutter = Cutter::with(&["cells"]);
+    let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
+    cfg.timing = LinkTiming {
+        request_timeout: Duration::from_secs(1),
+        call_timeout: Duration::from_secs(5),
+        backoff_initial: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(40),
+    };
+    let connector = PolicyNeverAnswered { cutter };
+    let surface = Surface::start(cfg, Arc::new(connector)).expect("surface starts");
+    let cells: mcpl_host::ServerName = "cells".parse().unwrap();
+    // The host's own default wait for the policy is 10 s; the surface's timing says 1 s.
+    tokio::time::timeout(Duration::from_secs(6), surface.wait_connected(&cells, 1))
+        .await
+        .expect("the server is read once the policy request times out");
+    surface.shutdown().await;
+}
