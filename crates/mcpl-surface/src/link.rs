@@ -252,17 +252,19 @@ mod tests {
     use crate::spec::{ServerSpec, Target};
     use mcpl_rpc::Transport;
 
-    /// Hands out a transport whose far end is already gone, as a process that exited.
-    struct FarEndGone;
+    /// Hands out an in-memory connection whose far end `.0` takes: it may drop it, as a
+    /// process that exited, or serve it.
+    struct FarEnd(fn(Transport));
 
-    impl Connector for FarEndGone {
+    impl Connector for FarEnd {
         fn connect<'a>(
             &'a self,
             _spec: &'a ServerSpec,
         ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
-            Box::pin(async {
+            let take = self.0;
+            Box::pin(async move {
                 let (near, far) = Transport::memory_pair();
-                drop(far);
+                take(far);
                 Ok(near)
             })
         }
@@ -278,28 +280,17 @@ mod tests {
         }
     }
 
-    /// Hands out a connection to a server that refuses `initialize` with an error.
-    struct RefusesInitialize;
-
-    impl Connector for RefusesInitialize {
-        fn connect<'a>(
-            &'a self,
-            _spec: &'a ServerSpec,
-        ) -> BoxFuture<'a, Result<Transport, ConnectError>> {
-            Box::pin(async {
-                let (near, far) = Transport::memory_pair();
-                let (peer, mut events) = mcpl_rpc::Peer::start(far, Default::default());
-                tokio::spawn(async move {
-                    let _keep_open = peer;
-                    while let Some(event) = events.recv().await {
-                        if let mcpl_rpc::Event::Request { responder, .. } = event {
-                            let _ = responder.method_not_found();
-                        }
-                    }
-                });
-                Ok(near)
-            })
-        }
+    /// A server that refuses every request, `initialize` included, with an error.
+    fn refuse_everything(far: Transport) {
+        let (peer, mut events) = mcpl_rpc::Peer::start(far, Default::default());
+        tokio::spawn(async move {
+            let _keep_open = peer;
+            while let Some(event) = events.recv().await {
+                if let mcpl_rpc::Event::Request { responder, .. } = event {
+                    let _ = responder.method_not_found();
+                }
+            }
+        });
     }
 
     #[tokio::test]
@@ -312,7 +303,9 @@ mod tests {
                 args: vec![],
             },
         );
-        let err = handshake(&RefusesInitialize, &exec, timing).await.err();
+        let err = handshake(&FarEnd(refuse_everything), &exec, timing)
+            .await
+            .err();
         assert!(
             matches!(err, Some(HandshakeError::Initialize(_))),
             "{err:?}"
@@ -330,13 +323,13 @@ mod tests {
                 args: vec![],
             },
         );
-        let err = handshake(&FarEndGone, &exec, timing).await.err();
+        let err = handshake(&FarEnd(drop), &exec, timing).await.err();
         assert!(
             matches!(err, Some(HandshakeError::EndedBeforeInitialize)),
             "{err:?}"
         );
         let url = ServerSpec::new(name(), Target::WebSocket("ws://127.0.0.1:9/".into()));
-        let err = handshake(&FarEndGone, &url, timing).await.err();
+        let err = handshake(&FarEnd(drop), &url, timing).await.err();
         assert!(
             matches!(err, Some(HandshakeError::Initialize(_))),
             "{err:?}"

@@ -6,7 +6,7 @@ mod common;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::{Client, Cutter, surface, surface_for};
+use common::{Client, Cutter, client_of, fast_timing, surface, surface_for};
 use mcpl_rpc::Event;
 use serde_json::{Value, json};
 
@@ -735,25 +735,15 @@ async fn the_surfaces_push_event_requests_to_one_client_carry_distinct_ids() {
 
 #[tokio::test]
 async fn h84_the_configured_inline_cap_moves_a_change_that_does_not_fit_to_the_next_answer() {
-    use mcpl_rpc::Transport;
-    use mcpl_surface::{LinkTiming, Surface, SurfaceConfig};
+    use mcpl_surface::{Surface, SurfaceConfig};
     use std::sync::Arc;
     let cutter = Cutter::with(&["cells"]);
     let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
-    cfg.timing = LinkTiming {
-        request_timeout: Duration::from_secs(5),
-        call_timeout: Duration::from_secs(5),
-        backoff_initial: Duration::from_millis(5),
-        backoff_max: Duration::from_millis(40),
-    };
+    cfg.timing = fast_timing();
     // Room for the open's own text, not for the change told with it.
     cfg.inline_cap = Some(40);
     let surface = Arc::new(Surface::start(cfg, Arc::new(cutter.clone())).expect("surface starts"));
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    tokio::spawn(async move { surface.serve(Transport::stdio(sr, sw)).await });
-    let (cr, cw) = tokio::io::split(client_io);
-    let client = Client::start(Transport::stdio(cr, cw), json!({})).await;
+    let client = client_of(&surface, json!({})).await;
     client.tools().await;
 
     let (text, err) = client
@@ -824,8 +814,7 @@ async fn wait_connected_waits_for_the_server_to_be_read_again_not_only_to_connec
     cfg.timing = LinkTiming {
         request_timeout: Duration::from_secs(30),
         call_timeout: Duration::from_secs(30),
-        backoff_initial: Duration::from_millis(5),
-        backoff_max: Duration::from_millis(40),
+        ..fast_timing()
     };
     let surface = Surface::start(cfg, Arc::new(connector)).expect("surface starts");
     let cells: mcpl_host::ServerName = "cells".parse().unwrap();
@@ -915,12 +904,7 @@ async fn a_plain_server_with_more_tools_than_the_surfaces_static_limit_is_groupe
     let connector = PlainTools(&["git_log", "git_diff", "fs_read"]);
     let surface = Arc::new(Surface::start(cfg, Arc::new(connector)).expect("surface starts"));
     surface.wait_connected(&name, 1).await;
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let s = surface.clone();
-    tokio::spawn(async move { s.serve(mcpl_rpc::Transport::stdio(sr, sw)).await });
-    let (cr, cw) = tokio::io::split(client_io);
-    let client = Client::start(mcpl_rpc::Transport::stdio(cr, cw), json!({})).await;
+    let client = client_of(&surface, json!({})).await;
     let tools = client.tools().await;
     let names: Vec<&str> = tools
         .as_array()
@@ -984,10 +968,8 @@ async fn a_server_that_keeps_failing_is_down_with_its_attempts_counted() {
     use std::sync::Arc;
     let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
     cfg.timing = LinkTiming {
-        request_timeout: Duration::from_secs(5),
-        call_timeout: Duration::from_secs(5),
-        backoff_initial: Duration::from_millis(5),
         backoff_max: Duration::from_millis(20),
+        ..fast_timing()
     };
     let surface = Surface::start(cfg, Arc::new(AlwaysGone)).expect("surface starts");
     let cells: mcpl_host::ServerName = "cells".parse().unwrap();
@@ -1112,9 +1094,7 @@ async fn a_server_that_never_acknowledges_the_policy_is_used_after_the_request_t
     let mut cfg = SurfaceConfig::new(Cutter::specs(&["cells"]));
     cfg.timing = LinkTiming {
         request_timeout: Duration::from_secs(1),
-        call_timeout: Duration::from_secs(5),
-        backoff_initial: Duration::from_millis(5),
-        backoff_max: Duration::from_millis(40),
+        ..fast_timing()
     };
     let connector = PolicyNeverAnswered { cutter };
     let surface = Surface::start(cfg, Arc::new(connector)).expect("surface starts");

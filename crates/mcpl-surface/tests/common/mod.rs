@@ -306,21 +306,31 @@ pub async fn surface_for(
     capabilities: Value,
 ) -> (Arc<Surface>, Client) {
     let mut cfg = SurfaceConfig::new(Cutter::specs(names));
-    cfg.timing = LinkTiming {
+    cfg.timing = fast_timing();
+    cfg.event_ids = mcpl_surface::EventIds::seeded("t");
+    let surface = Arc::new(Surface::start(cfg, Arc::new(cutter.clone())).expect("surface starts"));
+    let client = client_of(&surface, capabilities).await;
+    (surface, client)
+}
+
+/// Link timings short enough for a test: 5 s requests and calls, 5-40 ms back-off.
+pub fn fast_timing() -> LinkTiming {
+    LinkTiming {
         request_timeout: Duration::from_secs(5),
         call_timeout: Duration::from_secs(5),
         backoff_initial: Duration::from_millis(5),
         backoff_max: Duration::from_millis(40),
-    };
-    cfg.event_ids = mcpl_surface::EventIds::seeded("t");
-    let surface = Arc::new(Surface::start(cfg, Arc::new(cutter.clone())).expect("surface starts"));
+    }
+}
+
+/// A client connected to `surface` over an in-memory stdio pair, advertising `capabilities`.
+pub async fn client_of(surface: &Arc<Surface>, capabilities: Value) -> Client {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(server_io);
     let s = surface.clone();
     tokio::spawn(async move { s.serve(Transport::stdio(sr, sw)).await });
     let (cr, cw) = tokio::io::split(client_io);
-    let client = Client::start(Transport::stdio(cr, cw), capabilities).await;
-    (surface, client)
+    Client::start(Transport::stdio(cr, cw), capabilities).await
 }
 
 /// A plain MCP client.
