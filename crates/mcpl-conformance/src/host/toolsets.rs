@@ -205,7 +205,7 @@ pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
     );
     let mut run = cx.start(world).await?;
     run.needs(&[META_OPEN, META_CLOSE])?;
-    // Give the host a carrier on each connection: open, then (after the reconnect) close.
+    // Give the host a carrier on each connection: open, then (after the reconnect) close and open.
     run.agent.call(META_OPEN, json!({"toolset": FLAT})).await?;
     run.server.command(Command::Close);
     let wait = cx.wait() * 3;
@@ -216,7 +216,13 @@ pub(super) async fn v13(cx: &mut Ctx<'_>) -> Step {
     };
     run.expect_recovery(conn, (0, 0), cx.wait(), "after a reconnect")
         .await?;
+    // The server has seen the re-reads, but the host may not have read their answers yet: a
+    // quiet window lets it, and two carriers (close, then open again) leave no notice the
+    // host queued late without a result to ride on.
+    tokio::time::sleep(cx.quiet()).await;
     run.agent.call(META_CLOSE, json!({"toolset": FLAT})).await?;
+    tokio::time::sleep(cx.quiet()).await;
+    run.agent.call(META_OPEN, json!({"toolset": FLAT})).await?;
     tokio::time::sleep(cx.quiet()).await;
     let told = run
         .agent
