@@ -15,9 +15,8 @@ use mcpl_protocol::mcp::CallToolResult;
 use mcpl_rpc::{Event, Events, Peer, PeerConfig, RequestOptions, Transport};
 use mcpl_server::driver::{App, Handle, Runtime};
 use mcpl_server::{Context, Declarations, Principal, Server, ServerConfig, ToolDef, WallClock};
-use mcpl_server_redis::{Fanout, RedisStore};
+use mcpl_server_redis::{Fanout, LocalRedis, LocalRedisError, RedisStore};
 use serde_json::{Map, Value, json};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -36,9 +35,9 @@ pub struct Settings {
 /// Times both setups and returns the row: p50 and p99 of change-to-last-delivery, two
 /// replicas on Redis against one replica in memory. Skipped without `redis-server`.
 pub async fn measure(settings: &Settings) -> RowOutcome {
-    let redis = match RedisChild::start() {
-        Ok(Some(redis)) => redis,
-        Ok(None) => {
+    let redis = match LocalRedis::start() {
+        Ok(redis) => redis,
+        Err(LocalRedisError::NotInstalled) => {
             return RowOutcome::Skipped(
                 "needs `redis-server` (scripts/test installs the Debian package)".into(),
             );
@@ -207,55 +206,6 @@ async fn latencies(world: World, settings: &Settings) -> Result<Vec<Duration>, B
         }
     }
     Ok(samples)
-}
-
-/// A `redis-server` child on a free 127.0.0.1 port; killed on drop.
-struct RedisChild {
-    child: Child,
-    port: u16,
-}
-
-impl RedisChild {
-    /// `Ok(None)` when `redis-server` is not installed.
-    fn start() -> Result<Option<RedisChild>, BenchError> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| BenchError::setup("a free port for redis-server", e))?
-            .port();
-        let spawned = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match spawned {
-            Ok(child) => child,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(BenchError::setup("redis-server", e)),
-        };
-        let redis = RedisChild { child, port };
-        for _ in 0..250 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Ok(Some(redis));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Err(BenchError::setup(
-            "redis-server",
-            format!("not listening on port {port}"),
-        ))
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for RedisChild {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[cfg(test)]

@@ -67,14 +67,17 @@
 //! - `fanout`: [`Fanout`], pub/sub between replicas.
 //! - `codec`: key names and the stored form of a principal's state.
 //! - `error`: [`Error`].
+//! - `local`: [`LocalRedis`], a throwaway `redis-server` child for tests and benchmarks.
 
 mod codec;
 mod doc;
 mod error;
 mod fanout;
+mod local;
 mod store;
 
 pub use doc::Document;
 pub use error::Error;
 pub use fanout::Fanout;
+pub use local::{LocalRedis, LocalRedisError};
 pub use store::RedisStore;

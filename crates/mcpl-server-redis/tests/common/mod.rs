@@ -9,75 +9,35 @@ use mcpl_server::{
     Context, Declarations, OpenReply, Principal, Server, ServerConfig, ToolDef, ToolsetDef,
     WallClock,
 };
-use mcpl_server_redis::{Fanout, RedisStore};
+use mcpl_server_redis::{Fanout, LocalRedis, RedisStore};
 use serde_json::{Map, Value, json};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-/// A `redis-server` child process on 127.0.0.1, killed on drop.
-pub struct RedisServer {
-    child: Option<Child>,
-    /// Its port.
-    pub port: u16,
-}
+/// A throwaway `redis-server` of this test's own; panics, naming the fix, when it cannot
+/// start: these tests must not pass without it.
+pub struct RedisServer(LocalRedis);
 
 impl RedisServer {
-    /// Starts one on a free port. Panics, naming the fix, when `redis-server` is missing:
-    /// these tests must not pass without it.
     pub fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free loopback port")
-            .port();
-        let mut server = RedisServer { child: None, port };
-        server.launch();
-        server
+        RedisServer(
+            LocalRedis::start()
+                .unwrap_or_else(|e| panic!("{e}; run scripts/test, which installs redis-server")),
+        )
     }
 
-    fn launch(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("redis-server did not start ({e}); run scripts/test, which installs it")
-            });
-        self.child = Some(child);
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("redis-server did not listen on port {}", self.port);
-    }
-
-    /// Its URL.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        self.0.url()
     }
 
-    /// Stops it (its data is gone: no persistence).
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.0.stop();
     }
 
-    /// Starts it again on the same port.
     pub fn restart(&mut self) {
-        self.stop();
-        self.launch();
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        self.stop();
+        self.0
+            .restart()
+            .expect("redis-server starts again on its port");
     }
 }
 
