@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use common::*;
 use mcpl_host::controller::{CloseRequest, OpenRequest, Outcome, Unconfirmed};
-use mcpl_host::presenter::{META_ACT, META_OPEN, can_carry, result_text};
+use mcpl_host::presenter::{META_ACT, META_LOOK, META_OPEN, can_carry, result_text};
 use mcpl_host::{Controller, mask_capabilities};
 use serde_json::json;
 
@@ -375,4 +375,69 @@ fn h79_a_controller_reports_closed_only_once_it_is_stopped() {
     assert!(!p.host.is_closed(), "a live connection reads as closed");
     p.host.handle_close(p.now);
     assert!(p.host.is_closed());
+}
+
+#[test]
+fn a_servers_ping_is_answered_and_any_other_request_is_refused_as_unknown() {
+    use mcpl_protocol::jsonrpc::{ErrorCode, Message, Request, RequestId};
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.feed(Message::Request(Request::new(7, "ping", None)));
+    p.feed(Message::Request(Request::new(
+        8,
+        "sampling/createMessage",
+        None,
+    )));
+    assert_eq!(p.replies.len(), 2, "{:?}", p.replies);
+    assert_eq!(p.replies[0].id, Some(RequestId::Number(7)));
+    assert_eq!(p.replies[0].outcome, Ok(json!({})));
+    assert_eq!(p.replies[1].id, Some(RequestId::Number(8)));
+    let refusal = p.replies[1].outcome.as_ref().expect_err("answered");
+    assert_eq!(refusal.known_code(), Some(ErrorCode::MethodNotFound));
+    assert!(
+        p.sent_methods().is_empty(),
+        "a ping asks nothing of the server"
+    );
+}
+
+#[test]
+fn a_lost_link_and_its_return_are_each_told_once_and_a_first_connect_is_no_return() {
+    use mcpl_host::presenter::LinkState;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let told = |h: &mut Host| {
+        let mut all = h.notices();
+        all.push(h.call(META_LOOK, json!({})));
+        all.join("\n")
+    };
+    let arcade_id = sn("arcade");
+    h.pres
+        .set_link(&arcade_id, LinkState::Connecting { attempt: 1 });
+    h.pres.set_link(&arcade_id, LinkState::Up);
+    let first = told(&mut h);
+    assert!(!first.contains("reconnected"), "a first connect: {first}");
+    assert!(!first.contains("lost"), "a first connect: {first}");
+    h.pres.set_link(
+        &arcade_id,
+        LinkState::Down {
+            attempt: 1,
+            error: "connection closed".into(),
+            retry_in: Duration::ZERO,
+        },
+    );
+    h.pres
+        .set_link(&arcade_id, LinkState::Connecting { attempt: 1 });
+    h.pres.set_link(&arcade_id, LinkState::Up);
+    let back = told(&mut h);
+    assert_eq!(
+        back.matches("connection to `arcade` lost (connection closed)")
+            .count(),
+        1,
+        "{back}"
+    );
+    assert_eq!(back.matches("`arcade` reconnected").count(), 1, "{back}");
+    let after = told(&mut h);
+    assert!(
+        !after.contains("reconnected") && !after.contains("lost"),
+        "told again: {after}"
+    );
 }

@@ -567,3 +567,52 @@ fn h40_a_search_hit_on_a_static_tool_says_call_it_by_name_and_a_loose_dynamic_on
     );
     assert!(!line.contains("(static)"), "{line}");
 }
+
+#[test]
+fn h40_a_search_hit_says_open_only_for_the_toolset_that_is_open() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "cards"}));
+    let hit = |h: &mut Host, query: &str, what: &str| {
+        let text = h.call(META_LOOK, json!({ "query": query }));
+        text.lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no hit for {what}: {text}"))
+            .to_owned()
+    };
+    let draw = hit(&mut h, "draw", "tool `draw`");
+    assert!(
+        draw.contains("(open)") && !draw.contains("open it with"),
+        "{draw}"
+    );
+    let pass = hit(&mut h, "pass", "tool `pass`");
+    assert!(
+        pass.contains("(closed)") && pass.contains("open it with"),
+        "{pass}"
+    );
+    let game = hit(&mut h, "game", "toolset `game`");
+    assert!(
+        game.contains("(closed)") && game.contains("open it with"),
+        "{game}"
+    );
+}
+
+#[test]
+fn h62_look_lists_each_visible_tool_once_and_no_static_tool_among_the_loose_ones() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.call(META_OPEN, json!({"toolset": "cards"}));
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("hint", None, true);
+    h.sync();
+    let text = h.call(META_LOOK, json!({}));
+    let lines: Vec<&str> = text.lines().collect();
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("- hint("), 1, "the loose dynamic tool: {text}");
+    assert_eq!(count("  - draw("), 1, "the open toolset's tool: {text}");
+    assert_eq!(count("- draw("), 0, "a toolset's tool is not loose: {text}");
+    assert!(
+        !text.contains("challenge("),
+        "a static tool is the model's own, not looked up: {text}"
+    );
+}

@@ -174,13 +174,13 @@ fn h28_connect_reads_list_then_statement_even_without_toolsets() {
     assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
 }
 
-#[test]
-fn h28_reconnect_takes_the_statement_as_truth_and_tells_ended_while_away() {
+/// A host that had `g1` and `g2` open comes back after both ended while it was away: `g1` with
+/// a record, `g2` without one. Returns the second connection, its connect reads not yet run.
+fn back_from_away() -> Pair {
     let mut p = Pair::new(arcade());
     open_game(&mut p, "g1");
     open_game(&mut p, "g2");
     let prev = p.host.snapshot().clone();
-    // While away: g1 ended with a record, g2 vanished without one.
     {
         let mut s = p.server.borrow_mut();
         s.open.remove(&("game".into(), Some("g1".into())));
@@ -193,21 +193,52 @@ fn h28_reconnect_takes_the_statement_as_truth_and_tells_ended_while_away() {
     let mut q = Pair::attach(server, cfg.clone());
     q.host = mcpl_host::Controller::resume(cfg, q.now, Some(prev));
     q.clear();
-    q.run();
-    assert_eq!(q.sent_methods(), vec!["tools/list", "toolsets/list"]);
-    assert!(
-        !q.sent_methods().contains(&"toolsets/open"),
-        "the host re-opened on its own"
-    );
+    q
+}
+
+/// `g2` (no record) is told as ended while away, `g1` (with its record) as the server's close.
+fn assert_told_ended_while_away(q: &Pair) {
     let items = q.items();
-    assert!(items.iter().any(|i| matches!(i, ChangeItem::Closed { instance: Some(i), cause: CloseCause::EndedWhileAway, .. } if i == "g2")));
-    assert!(items.iter().any(|i| matches!(i, ChangeItem::Closed { instance: Some(i), cause: CloseCause::Server, .. } if i == "g1")));
+    assert!(items.iter().any(|i| matches!(i, ChangeItem::Closed { instance: Some(i), cause: CloseCause::EndedWhileAway, .. } if i == "g2")), "{items:?}");
+    assert!(items.iter().any(|i| matches!(i, ChangeItem::Closed { instance: Some(i), cause: CloseCause::Server, .. } if i == "g1")), "{items:?}");
     assert!(
         items
             .iter()
             .any(|i| matches!(i, ChangeItem::Ended { id, .. } if id == "x1"))
     );
     assert!(q.host.snapshot().open().is_empty());
+}
+
+#[test]
+fn h28_reconnect_takes_the_statement_as_truth_and_tells_ended_while_away() {
+    let mut q = back_from_away();
+    q.run();
+    assert_eq!(q.sent_methods(), vec!["tools/list", "toolsets/list"]);
+    assert!(
+        !q.sent_methods().contains(&"toolsets/open"),
+        "the host re-opened on its own"
+    );
+    assert_told_ended_while_away(&q);
+}
+
+#[test]
+fn h28_a_connect_read_retried_after_its_statement_failed_is_still_the_connect_read() {
+    let mut q = back_from_away();
+    // The connect run's statement read is lost: it times out, and the run is retried.
+    q.hold.insert("toolsets/list".into());
+    q.run();
+    q.hold.clear();
+    q.held.clear();
+    assert!(
+        q.items().is_empty(),
+        "nothing is applied before a statement arrives"
+    );
+    q.settle(Duration::from_secs(600));
+    assert_eq!(
+        q.sent_methods(),
+        vec!["tools/list", "toolsets/list", "tools/list", "toolsets/list"]
+    );
+    assert_told_ended_while_away(&q);
 }
 
 #[test]
@@ -630,5 +661,49 @@ fn h11_a_new_connections_list_sets_visibility_over_the_old_connections_revs() {
     assert!(
         !q.host.snapshot().visible("challenge", None),
         "the old connection's rev 2 kept a value the new connection's list replaced"
+    );
+}
+
+#[test]
+fn h21_a_statement_tells_each_visibility_it_changed_in_an_instance_and_in_an_undeclared_group() {
+    let mut p = Pair::new(arcade());
+    open_game(&mut p, "g1");
+    p.host
+        .set_group(&mcpl_host::names::ToolsetName::parse("lab").unwrap(), true)
+        .expect("group");
+    p.run();
+    assert!(p.host.snapshot().visible("probe", None));
+    assert!(p.host.snapshot().visible("play", Some(&inst("g1"))));
+    p.clear();
+    // Changed on the server with no hint sent: only the next statement says so.
+    {
+        let mut s = p.server.borrow_mut();
+        let g1 = s.open.get_mut(&("game".into(), Some("g1".into()))).unwrap();
+        g1.vis.insert("play".into(), false);
+        s.loose.insert("probe".into(), false);
+    }
+    p.host.resync(p.now);
+    p.run();
+    let items: Vec<&ChangeItem> = p
+        .items()
+        .into_iter()
+        .filter(|i| matches!(i, ChangeItem::Visibility { .. }))
+        .collect();
+    assert_eq!(
+        items,
+        vec![
+            &ChangeItem::Visibility {
+                tool: "play".into(),
+                toolset: Some(mcpl_host::names::ToolsetName::parse("game").unwrap()),
+                instance: Some(inst("g1")),
+                visible: false,
+            },
+            &ChangeItem::Visibility {
+                tool: "probe".into(),
+                toolset: Some(mcpl_host::names::ToolsetName::parse("lab").unwrap()),
+                instance: None,
+                visible: false,
+            },
+        ]
     );
 }
