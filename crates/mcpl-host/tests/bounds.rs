@@ -76,10 +76,17 @@ fn h71_the_first_sentence_cut_falls_on_a_char_boundary() {
     );
     let s = render::first_sentence(Some(&json!(text))).expect("sentence");
     assert!(s.ends_with("😀…"), "{s}");
-    for cut_at in 0..8 {
-        let s = "ab😀cd";
-        let c = render::cut(s, cut_at);
-        assert!(s.starts_with(c));
+    // The longest prefix within the bound that ends on a char boundary: inside the emoji
+    // (bytes 2..6) the cut falls back before it, never past it.
+    let s = "ab😀cd";
+    for cut_at in 0..10 {
+        let want = match cut_at {
+            0..=2 => &s[..cut_at],
+            3..=5 => "ab",
+            6..=8 => &s[..cut_at],
+            _ => s,
+        };
+        assert_eq!(render::cut(s, cut_at), want, "cut at {cut_at}");
     }
     assert_eq!(
         render::first_sentence(Some(&json!(["not", "a", "string"]))),
@@ -93,6 +100,10 @@ fn h72_one_fixed_nesting_bound_on_both_sides() {
     let at = nested(MAX_DEPTH, json!([1]));
     assert!(!render::json(&below).contains(TOO_DEEP));
     assert!(render::json(&at).contains(TOO_DEEP));
+    // Objects count as levels the same way.
+    let in_objects = |depth: usize| (0..depth).fold(json!(1), |v, _| json!({ "k": v }));
+    assert!(!render::json(&in_objects(MAX_DEPTH)).contains(TOO_DEEP));
+    assert!(render::json(&in_objects(MAX_DEPTH + 1)).contains(TOO_DEEP));
     // An enum literal nested deeper renders as `…` in a signature.
     let schema = json!({"properties": {"m": {"enum": [nested(MAX_DEPTH + 2, json!(1))]}}});
     let sig = render::signature("t", &schema);

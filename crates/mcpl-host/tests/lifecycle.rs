@@ -441,3 +441,31 @@ fn a_lost_link_and_its_return_are_each_told_once_and_a_first_connect_is_no_retur
         "told again: {after}"
     );
 }
+
+#[test]
+fn h77_removing_a_server_keeps_what_the_other_servers_descriptions_have_shown() {
+    let mut h = Host::new(vec![("arcade", arcade()), ("other", arcade())]);
+    for server in ["arcade", "other"] {
+        let opened = h.call(
+            META_OPEN,
+            json!({"server": server, "toolset": "game", "instance": "g1"}),
+        );
+        assert!(opened.contains("Play a move."), "{opened}");
+    }
+    h.pres.remove_server(&sn("arcade"));
+    let other = h.pair("other");
+    other
+        .server
+        .borrow_mut()
+        .set_visible("play", Some("g1"), false);
+    other
+        .server
+        .borrow_mut()
+        .set_visible("play", Some("g1"), true);
+    let told = h.notices().join("\n");
+    assert!(told.contains("play"), "the change is told: {told}");
+    assert!(
+        !told.contains("Play a move."),
+        "removing `arcade` forgot that `other`'s description was shown: {told}"
+    );
+}

@@ -430,3 +430,35 @@ fn h11_http_list_ahead_waits_the_hold_limit_before_it_counts_as_a_gap() {
     p.release("toolsets/list");
     assert_eq!(p.recoveries(), 1, "a list held in time counted as a gap");
 }
+
+#[test]
+fn h11_http_a_list_still_ahead_after_one_missing_rev_arrives_still_counts_as_a_gap_in_time() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    p.hold.insert("tools/list".into());
+    p.hold.insert("toolsets/list".into());
+    p.host.resync(p.now);
+    p.flush();
+    // Two messages in flight (revs 2 and 3), then the list (rev 3); only rev 2 ever arrives.
+    p.server.borrow_mut().loose.insert("hint".into(), true);
+    let body = json!({"tools": [{"name": "hint", "visible": true}]});
+    let arrives = p.server.borrow_mut().hinted(0, body.clone());
+    let _lost = p.server.borrow_mut().hinted(0, body);
+    p.server.borrow_mut().tools.push(tool("fresh", json!({})));
+    let page = p.answer_held("tools/list").remove(0);
+    p.feed(page);
+    p.feed(arrives);
+    assert!(p.host.snapshot().visible("hint", None), "rev 2 applied");
+    assert!(
+        p.host.snapshot().tool("fresh").is_none(),
+        "the list (rev 3) is still ahead"
+    );
+    // Past the hold limit the missing rev 3 is a gap: one more run follows the current one.
+    p.advance(Duration::from_secs(2));
+    p.release("toolsets/list");
+    assert_eq!(
+        p.recoveries(),
+        2,
+        "the list kept waiting without a limit once rev 2 had arrived"
+    );
+}

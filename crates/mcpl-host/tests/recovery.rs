@@ -707,3 +707,23 @@ fn h21_a_statement_tells_each_visibility_it_changed_in_an_instance_and_in_an_und
         ]
     );
 }
+
+#[test]
+fn h29_opening_a_group_is_told_as_the_hosts_own_change() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.host
+        .set_group(&mcpl_host::names::ToolsetName::parse("lab").unwrap(), true)
+        .expect("group");
+    p.flush();
+    let changes = p.changes();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].carrier, mcpl_host::controller::Carrier::Host);
+    assert!(
+        changes[0].items.iter().any(|i| matches!(
+            i,
+            ChangeItem::Visibility { tool, visible: true, .. } if tool == "probe"
+        )),
+        "{changes:?}"
+    );
+}

@@ -512,22 +512,27 @@ fn h16_the_hold_is_at_most_two_seconds() {
     assert_eq!(p.recoveries(), 1, "held longer than Appendix B.3 allows");
 }
 
-#[test]
-fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
-    let mut p = Pair::new(arcade());
+/// Refreshes with a statement that jumps past two revs (`before + 1`, `before + 2`) to its
+/// own, `before + 3`, on an ordered transport. Returns `before`.
+fn statement_jumping_two_revs(p: &mut Pair) -> u64 {
     p.clear();
     let before = p.host.snapshot().applied().get();
     p.hold.insert("toolsets/list".into());
     p.host.refresh(p.now).expect("refresh");
     p.flush();
     let r = p.held.pop().expect("held statement");
-    // The statement jumps past two revs (before + 1, before + 2) to its own, before + 3.
-    let st_rev = before + 3;
     let mut st = p.server.borrow_mut().statement(0);
-    st["_meta"]["mcpl/hints"]["rev"] = json!(st_rev);
+    st["_meta"]["mcpl/hints"]["rev"] = json!(before + 3);
     p.feed(ok(r.id, st));
-    assert_eq!(p.host.snapshot().applied().get(), st_rev);
+    assert_eq!(p.host.snapshot().applied().get(), before + 3);
     assert_eq!(p.recoveries(), 0, "an early statement counted as a gap");
+    before
+}
+
+#[test]
+fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
+    let mut p = Pair::new(arcade());
+    let before = statement_jumping_two_revs(&mut p);
     // A rev the statement jumped past is only ignored (H21).
     p.feed(hints_note(
         json!({"rev": before + 2, "tools": [{"name": "hint", "visible": true}]}),
@@ -535,7 +540,7 @@ fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
     assert_eq!(p.recoveries(), 0, "a jumped rev started a recovery");
     // The statement's own rev was used, not jumped: on an ordered transport it is a reversal.
     p.feed(hints_note(
-        json!({"rev": st_rev, "tools": [{"name": "hint", "visible": true}]}),
+        json!({"rev": before + 3, "tools": [{"name": "hint", "visible": true}]}),
     ));
     assert!(
         p.effects
@@ -543,6 +548,20 @@ fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
         "a repeat of the statement's rev was taken as jumped"
     );
     assert!(!p.host.snapshot().visible("hint", None));
+}
+
+#[test]
+fn h16_the_rev_applied_before_a_jumping_statement_seen_again_is_a_reversal() {
+    let mut p = Pair::new(arcade());
+    let before = statement_jumping_two_revs(&mut p);
+    p.feed(hints_note(
+        json!({"rev": before, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::Reversal)),
+        "the rev applied before the statement was taken as one it jumped past"
+    );
 }
 
 /// The `Visibility` items of `p`'s changes, as (tool, instance, visible).
@@ -1033,4 +1052,71 @@ fn h41_a_recovery_that_finds_nothing_new_tells_no_change() {
     assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
     assert_eq!(p.items(), Vec::<&ChangeItem>::new());
     assert_eq!(p.picture(), truth(&p.server.borrow()));
+}
+
+#[test]
+fn h41_each_message_read_takes_the_next_read_position_unless_the_embedder_gives_one() {
+    let mut p = Pair::new(arcade());
+    p.clear();
+    let rev = p.host.snapshot().applied().get();
+    let note = |rev: u64, visible: bool| {
+        hints_note(json!({"rev": rev, "tools": [{"name": "hint", "visible": visible}]}))
+    };
+    p.host.handle_message(p.now, None, note(rev + 1, true));
+    p.host.handle_message(p.now, None, note(rev + 2, false));
+    p.host.handle_message(p.now, Some(100), note(rev + 3, true));
+    p.host.handle_message(p.now, None, note(rev + 4, false));
+    // A position given lower than one already read does not move the count back.
+    p.host.handle_message(p.now, Some(5), note(rev + 5, true));
+    p.flush();
+    let seqs: Vec<u64> = p.changes().iter().map(|c| c.seq).collect();
+    let first = seqs[0];
+    assert_eq!(seqs, vec![first, first + 1, 100, 101, 101], "{seqs:?}");
+}
+
+#[test]
+fn h21_a_stale_statement_on_streamable_http_is_dropped_without_a_recovery() {
+    let mut p = Pair::http(arcade());
+    p.clear();
+    let before = p.host.snapshot().applied().get();
+    p.hold.insert("toolsets/list".into());
+    p.host.refresh(p.now).expect("refresh");
+    p.flush();
+    let r = p.held.pop().expect("held statement");
+    // The statement was overtaken on another stream: a hint at the next rev came first.
+    p.feed(hints_note(
+        json!({"rev": before + 1, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    let mut st = p.server.borrow_mut().statement(0);
+    st["_meta"]["mcpl/hints"]["rev"] = json!(before + 1);
+    p.feed(ok(r.id, st));
+    assert_eq!(p.host.snapshot().applied().get(), before + 1);
+    assert!(
+        p.host.snapshot().visible("hint", None),
+        "the stale statement was applied"
+    );
+    assert_eq!(
+        p.recoveries(),
+        0,
+        "a stale statement on HTTP started a recovery"
+    );
+}
+
+#[test]
+fn h13_a_grant_given_later_makes_the_next_push_accepted() {
+    let s = arcade();
+    let mut cfg = config(&s);
+    cfg.push_events = false;
+    let mut p = Pair::with_config(s, cfg);
+    p.clear();
+    let first = next(&p);
+    p.feed(push("e1", json!({"rev": first, "tools": []})));
+    p.host.set_push_events(true);
+    p.feed(push("e2", json!({"rev": first + 1, "tools": []})));
+    let outcomes: Vec<Option<ErrorCode>> = p
+        .replies
+        .iter()
+        .map(|r| r.outcome.as_ref().err().and_then(|e| e.known_code()))
+        .collect();
+    assert_eq!(outcomes, vec![Some(ErrorCode::CapabilityDenied), None]);
 }

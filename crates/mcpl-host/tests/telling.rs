@@ -741,3 +741,45 @@ fn h43_h47_waiting_news_is_shown_without_being_told() {
     assert_eq!(told[0], waiting[0].text);
     assert!(h.pres.waiting(&h.agent).is_empty());
 }
+
+#[test]
+fn h41_a_new_title_for_an_open_instance_is_told_with_the_servers_words_quoted() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    h.pair("arcade").server.borrow_mut().fan_out(
+        None,
+        json!({"toolsets": [{"toolset": "game", "instance": "g1", "title": "Go, round two"}]}),
+    );
+    let told = h.notices().join("\n");
+    assert!(
+        told.contains("- `game`/`g1` is renamed (arcade calls it \"Go, round two\")"),
+        "{told}"
+    );
+}
+
+#[test]
+fn h45_a_taker_that_gives_up_frees_its_own_change_and_no_other_takers() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    let first = act_claimed(
+        &mut h,
+        "pass",
+        json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
+    );
+    let second = act_claimed(
+        &mut h,
+        "pass",
+        json!({"tools": [{"name": "play", "instance": "g1", "visible": false}]}),
+    );
+    let agent = h.agent.clone();
+    h.pres.release(&agent, &sn("arcade"), first);
+    let told = h.notices();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].contains("`board`"), "{told:?}");
+    let item = h
+        .pres
+        .take(&agent, &sn("arcade"), second, None)
+        .expect("the second taker's change is still its own");
+    assert!(item.text.contains("`play`"), "{}", item.text);
+}

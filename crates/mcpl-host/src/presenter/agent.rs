@@ -21,3 +21,15 @@ impl std::fmt::Display for AgentId {
         f.write_str(&self.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::AgentId;
+
+    #[test]
+    fn an_agent_id_reads_back_as_the_embedders_own_text() {
+        let id = AgentId::new("claude-code:7f3a");
+        assert_eq!(id.as_str(), "claude-code:7f3a");
+        assert_eq!(id.to_string(), "claude-code:7f3a");
+    }
+}

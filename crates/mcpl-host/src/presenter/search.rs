@@ -248,4 +248,18 @@ mod tests {
         let s = bm25(&docs, &words("forecast fetch"));
         assert!(s[3] > s[1], "a rare word outweighs a common one: {s:?}");
     }
+
+    #[test]
+    fn bm25_is_the_okapi_formula_with_k1_1_2_and_b_0_75() {
+        let docs: Vec<Vec<String>> = ["fetch fetch page", "weather"]
+            .iter()
+            .map(|d| words(d))
+            .collect();
+        let s = bm25(&docs, &words("fetch"));
+        // N = 2, df = 1: idf = ln((2 - 1 + 0.5) / (1 + 0.5) + 1); tf = 2; |d| = 3; avg = 2.
+        let idf = 2f64.ln();
+        let want = idf * 2.0 * (1.2 + 1.0) / (2.0 + 1.2 * (1.0 - 0.75 + 0.75 * 3.0 / 2.0));
+        assert!((s[0] - want).abs() < 1e-12, "{} != {want}", s[0]);
+        assert_eq!(s[1], 0.0);
+    }
 }
