@@ -255,7 +255,21 @@ impl CacheReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::listed;
+    use crate::testing::{in_play, listed};
+
+    #[test]
+    fn the_plain_baseline_lists_an_open_instances_visible_tools_only() {
+        let c = in_play("arcade");
+        let snap = c.snapshot();
+        let mut m = Meter::default();
+        m.start(&BTreeMap::from([(snap.server(), snap)]));
+        let text = m.plain.last.clone().expect("a list");
+        assert!(text.contains(r#""name":"game__g1__play""#), "{text}");
+        assert!(
+            !text.contains("pass"),
+            "an invisible tool was listed: {text}"
+        );
+    }
 
     #[test]
     fn baseline_names_carry_the_server_prefix_only_when_there_are_several_servers() {

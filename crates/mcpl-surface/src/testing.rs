@@ -27,3 +27,33 @@ pub(crate) fn listed(name: &str, tool_hints: bool) -> Controller {
     }
     c
 }
+
+/// A controller for `name` on a toolHints server with an instanced toolset `game` open as
+/// `g1`: of its tools `play` and `pass`, the statement holds `play` visible and `pass` not.
+pub(crate) fn in_play(name: &str) -> Controller {
+    let mut cfg = ControllerConfig::new(ServerName::parse(name).expect("a name"), "alice");
+    cfg.manifest = Some(json!({"version": "0.5", "toolHints": true,
+        "toolsets": {"game": {"title": "Go", "instances": true}}}));
+    let now = Instant::now();
+    let mut c = Controller::new(cfg, now);
+    let tool = |name: &str| {
+        json!({"name": name, "inputSchema": {"type": "object"},
+            "_meta": {"mcpl/toolset": "game", "mcpl/visible": false}})
+    };
+    while let Some(effect) = c.poll_effect() {
+        let Effect::Send(Message::Request(r)) = effect else {
+            continue;
+        };
+        let answer = match r.method.as_str() {
+            methods::TOOLS_LIST => json!({"tools": [tool("play"), tool("pass")]}),
+            methods::TOOLSETS_LIST => json!({
+                "open": [{"toolset": "game", "instance": "g1", "title": "Go"}],
+                "ended": [],
+                "_meta": {"mcpl/hints": {"rev": 1,
+                    "tools": [{"name": "play", "instance": "g1", "visible": true}]}}}),
+            _ => continue,
+        };
+        c.handle_message(now, None, Message::Response(Response::ok(r.id, answer)));
+    }
+    c
+}

@@ -480,6 +480,37 @@ async fn s8_1_only_a_static_definition_change_changes_the_list_and_the_client_is
 }
 
 #[tokio::test]
+async fn s8_1_a_static_tool_added_or_dropped_is_routed_before_the_client_lists_again() {
+    let cutter = Cutter::with(&["cells"]);
+    let (_surface, mut client) = surface(&cutter, &["cells"]).await;
+    let first = client.tools().await;
+    assert!(!names(&first).contains(&"wave".to_owned()), "{first}");
+    cutter.add_static("cells", "wave");
+    next_event(&mut client, |e| {
+        matches!(e, Event::Notification { notification, .. }
+            if notification.method == "notifications/tools/list_changed")
+    })
+    .await;
+    // Told the list changed, the client calls the new tool by name without listing first.
+    let (text, err) = client.call("wave", json!({})).await;
+    assert!(!err, "{text}");
+    assert_eq!(text, "a wave from the cells server");
+    // The server drops it again; the client, not yet listing again, still calls it.
+    client.tools().await;
+    cutter.set_statics("cells", &[]);
+    next_event(&mut client, |e| {
+        matches!(e, Event::Notification { notification, .. }
+            if notification.method == "notifications/tools/list_changed")
+    })
+    .await;
+    // Listed when the client last asked, so it is the surface's to answer: gone now, said as
+    // the tool's result, not refused as a name the client never saw.
+    let (text, err) = client.call("wave", json!({})).await;
+    assert!(err, "{text}");
+    assert_eq!(text, "`wave` is not available now in `cells`");
+}
+
+#[tokio::test]
 async fn s8_6_an_mcpl_client_that_never_grants_push_events_gets_log_messages() {
     let cutter = Cutter::with(&["cells"]);
     let caps = json!({"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}});

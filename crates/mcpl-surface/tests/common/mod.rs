@@ -65,6 +65,7 @@ impl App for Cells {
     ) -> CallToolResult {
         match tool {
             "hello" => CallToolResult::text("hello from the cells server"),
+            "wave" => CallToolResult::text("a wave from the cells server"),
             "picture" => {
                 let image = serde_json::from_value(
                     json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
@@ -215,8 +216,13 @@ impl Cutter {
 
     /// Gives `name` an extra static tool (announced as a manifest change).
     pub fn add_static(&self, name: &str, tool: &str) {
+        self.set_statics(name, &[tool]);
+    }
+
+    /// Replaces `name`'s catalog with the cells catalog plus the static `tools`.
+    pub fn set_statics(&self, name: &str, tools: &[&str]) {
         let rt = self.servers.lock().unwrap()[name].0.clone();
-        rt.handle().replace_catalog(cells_catalog(&[tool]));
+        rt.handle().replace_catalog(cells_catalog(tools));
     }
 
     /// Drops every connection to `name` (the server keeps its state).
