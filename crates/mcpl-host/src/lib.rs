@@ -55,6 +55,8 @@
 //!   ([`presenter::Refusal::BadToolsetName`], [`presenter::Refusal::BadInstanceName`]).
 //! - [`grouping`]: host-side toolsets for plain servers ([`Grouping`], fixed into rules at
 //!   a server's first list), their names and descriptions.
+//! - `text`: bounded text both of them use (a cut on a character boundary, a first
+//!   sentence); the presenter's `render` re-exports it.
 //! - [`error`]: the crate's [`Error`] (caller misuse and transport failures only).
 
 pub mod config;
@@ -66,6 +68,7 @@ mod glob;
 pub mod grouping;
 pub mod names;
 pub mod presenter;
+mod text;
 
 pub use config::{ControllerConfig, ToolPolicy, Transport, mask_capabilities};
 pub use controller::{Controller, Effect, Snapshot};

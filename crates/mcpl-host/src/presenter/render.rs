@@ -10,10 +10,10 @@ use std::fmt::Write as _;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+pub use crate::text::{MAX_SENTENCE, cut, first_sentence};
+
 /// The fixed nesting bound for signatures and printed JSON (H72).
 pub const MAX_DEPTH: usize = 64;
-/// The longest first sentence, in characters (H71).
-pub const MAX_SENTENCE: usize = 200;
 /// The longest signature, in bytes, before "(too long to show)" (H73).
 pub const MAX_SIGNATURE: usize = 2_000;
 /// The longest printed JSON, in bytes, before "(too long to show)" (H73).
@@ -22,44 +22,6 @@ pub const MAX_JSON: usize = 16_000;
 pub const TOO_DEEP: &str = "(too deep to show)";
 /// What ends output cut at its size bound (H73).
 pub const TOO_LONG: &str = "(too long to show)";
-
-/// Cuts `s` to at most `max` bytes on a `char` boundary that also never splits a UTF-16
-/// surrogate pair (every char boundary is one, since a pair is one `char`) (H71).
-pub fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-/// The first sentence of a description, only when it is a string (H71), bounded in length.
-pub fn first_sentence(description: Option<&Value>) -> Option<String> {
-    let text = description?.as_str()?.trim();
-    if text.is_empty() {
-        return None;
-    }
-    let end = text
-        .char_indices()
-        .find(|&(i, c)| {
-            matches!(c, '.' | '!' | '?')
-                && text[i + c.len_utf8()..]
-                    .chars()
-                    .next()
-                    .is_none_or(char::is_whitespace)
-        })
-        .map_or(text.len(), |(i, c)| i + c.len_utf8());
-    let sentence = &text[..end];
-    let bounded: String = sentence.chars().take(MAX_SENTENCE).collect();
-    if bounded.len() < sentence.len() {
-        Some(format!("{bounded}…"))
-    } else {
-        Some(bounded)
-    }
-}
 
 /// A type read only from a string or an array of strings; anything else is unknown (H70).
 pub fn type_of(schema: &Value) -> String {

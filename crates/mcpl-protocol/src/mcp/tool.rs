@@ -1,6 +1,5 @@
 //! The MCP `Tool` definition, with helpers for RFC-014's tool `_meta` keys (RFC-014 §4.1).
 
-use crate::rfc014::meta::{PRESENCE_KEY, Presence, TOOLSET_KEY, ToolHintsMeta, VISIBLE_KEY};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -120,69 +119,6 @@ impl Tool {
             }
         }
     }
-
-    /// The RFC-014 `_meta` members (§4.1); a member of the wrong type reads as absent.
-    pub fn hints_meta(&self) -> ToolHintsMeta {
-        ToolHintsMeta::read(self.meta.as_ref())
-    }
-
-    /// Writes the RFC-014 `_meta` members, removing those `hints` leaves absent.
-    pub fn set_hints_meta(&mut self, hints: &ToolHintsMeta) {
-        let meta = self.meta.get_or_insert_with(Map::new);
-        hints.write(meta);
-        if meta.is_empty() {
-            self.meta = None;
-        }
-    }
-
-    /// Removes every RFC-014 `_meta` member (§6.3: tailoring for a host without `toolHints`).
-    pub fn strip_hints_meta(&mut self) {
-        self.set_hints_meta(&ToolHintsMeta::default());
-    }
-
-    /// `mcpl/presence` as stated.
-    pub fn presence(&self) -> Option<Presence> {
-        self.hints_meta().presence
-    }
-
-    /// Sets or removes `mcpl/presence`.
-    pub fn set_presence(&mut self, presence: Option<Presence>) {
-        let value = presence.map(|p| match p {
-            Presence::Static => Value::from("static"),
-            Presence::Dynamic => Value::from("dynamic"),
-        });
-        self.set_meta_value(PRESENCE_KEY, value);
-    }
-
-    /// The presence in force: dynamic with a toolset, else as stated, else static (§4.1).
-    pub fn effective_presence(&self) -> Presence {
-        self.hints_meta().effective_presence()
-    }
-
-    /// `mcpl/visible` as stated.
-    pub fn visible(&self) -> Option<bool> {
-        self.meta_value(VISIBLE_KEY).and_then(Value::as_bool)
-    }
-
-    /// Sets or removes `mcpl/visible`.
-    pub fn set_visible(&mut self, visible: Option<bool>) {
-        self.set_meta_value(VISIBLE_KEY, visible.map(Value::from));
-    }
-
-    /// Whether the tool is usable now: as stated, else visible (§4.1).
-    pub fn is_visible(&self) -> bool {
-        self.visible().unwrap_or(true)
-    }
-
-    /// `mcpl/toolset`: the toolset the tool belongs to, kept as given.
-    pub fn toolset(&self) -> Option<&str> {
-        self.meta_value(TOOLSET_KEY).and_then(Value::as_str)
-    }
-
-    /// Sets or removes `mcpl/toolset`.
-    pub fn set_toolset(&mut self, toolset: Option<&str>) {
-        self.set_meta_value(TOOLSET_KEY, toolset.map(Value::from));
-    }
 }
 
 #[cfg(test)]
@@ -210,49 +146,5 @@ mod tests {
     fn missing_input_schema_reads_as_any_object() {
         let tool: Tool = serde_json::from_value(json!({"name": "t"})).unwrap();
         assert_eq!(tool.input_schema, json!({"type": "object"}));
-    }
-
-    #[test]
-    fn s4_1_meta_defaults_and_toolset_forces_dynamic() {
-        let mut tool = Tool::new("board");
-        assert_eq!(tool.presence(), None);
-        assert_eq!(tool.effective_presence(), Presence::Static);
-        assert!(tool.is_visible());
-        tool.set_presence(Some(Presence::Static));
-        tool.set_toolset(Some("go"));
-        assert_eq!(tool.toolset(), Some("go"));
-        assert_eq!(tool.effective_presence(), Presence::Dynamic);
-        tool.set_visible(Some(false));
-        assert!(!tool.is_visible());
-        assert_eq!(
-            serde_json::to_value(&tool).unwrap()["_meta"],
-            json!({"mcpl/presence": "static", "mcpl/toolset": "go", "mcpl/visible": false})
-        );
-    }
-
-    #[test]
-    fn s6_3_stripping_hints_keeps_other_meta_and_drops_an_empty_meta() {
-        let mut tool = Tool::new("t");
-        tool.set_toolset(Some("go"));
-        tool.set_visible(Some(true));
-        tool.strip_hints_meta();
-        assert_eq!(tool.meta, None);
-        tool.set_meta_value("vendor/x", Some(json!(1)));
-        tool.set_presence(Some(Presence::Dynamic));
-        tool.strip_hints_meta();
-        assert_eq!(
-            tool.meta,
-            Some(json!({"vendor/x": 1}).as_object().unwrap().clone())
-        );
-    }
-
-    #[test]
-    fn wrong_typed_meta_reads_as_absent() {
-        let tool: Tool = serde_json::from_value(json!({"name": "t", "inputSchema": {},
-            "_meta": {"mcpl/presence": "sideways", "mcpl/visible": "yes", "mcpl/toolset": 3}}))
-        .unwrap();
-        assert_eq!(tool.presence(), None);
-        assert_eq!(tool.visible(), None);
-        assert_eq!(tool.toolset(), None);
     }
 }

@@ -14,6 +14,8 @@
 //! - [`manifest`]: [`ToolsetDecl`] and the manifest members of the domain `toolsets`.
 //! - [`hints`]: [`HintChanges`] and its entries; the `push/event` members.
 //! - [`toolsets`]: `toolsets/open|close|list` params and results, [`EndedRecord`].
+//! - `on_mcp`: RFC-014's `_meta` members read and written on MCP's own types (`Tool`,
+//!   `ToolsListResult`, `CallToolParams`, `CallToolResult`).
 //! - [`method`]: the typed methods ([`ToolsetsOpen`], [`ToolsetsClose`], [`ToolsetsList`],
 //!   [`ToolsHints`]).
 
@@ -22,6 +24,7 @@ pub mod manifest;
 pub mod meta;
 pub mod method;
 pub mod name;
+mod on_mcp;
 pub mod toolsets;
 
 pub use hints::{
