@@ -356,12 +356,7 @@ fn h11_ordered_list_behind_applied_recovers() {
 
 #[test]
 fn h11_http_list_ahead_waits_for_the_missing_revs() {
-    let mut p = Pair::http(arcade());
-    p.clear();
-    p.hold.insert("tools/list".into());
-    p.hold.insert("toolsets/list".into());
-    p.host.resync(p.now);
-    p.flush();
+    let mut p = Pair::http_rereading(arcade());
     // The server spends rev 2 on a message still in flight, then lists (rev 2).
     p.server.borrow_mut().loose.insert("hint".into(), true);
     let in_flight = p
@@ -385,12 +380,7 @@ fn h11_http_list_ahead_waits_for_the_missing_revs() {
 
 #[test]
 fn h11_http_list_at_the_applied_rev_applies_at_once() {
-    let mut p = Pair::http(arcade());
-    p.clear();
-    p.hold.insert("tools/list".into());
-    p.hold.insert("toolsets/list".into());
-    p.host.resync(p.now);
-    p.flush();
+    let mut p = Pair::http_rereading(arcade());
     // Nothing is in flight: the list's rev is the applied rev, so there is nothing to wait for.
     p.server.borrow_mut().tools.push(tool("fresh", json!({})));
     let page = p.answer_held("tools/list").remove(0);
@@ -406,12 +396,7 @@ fn h11_http_list_at_the_applied_rev_applies_at_once() {
 
 #[test]
 fn h11_http_list_ahead_waits_the_hold_limit_before_it_counts_as_a_gap() {
-    let mut p = Pair::http(arcade());
-    p.clear();
-    p.hold.insert("tools/list".into());
-    p.hold.insert("toolsets/list".into());
-    p.host.resync(p.now);
-    p.flush();
+    let mut p = Pair::http_rereading(arcade());
     p.server.borrow_mut().loose.insert("hint".into(), true);
     let in_flight = p
         .server
@@ -433,12 +418,7 @@ fn h11_http_list_ahead_waits_the_hold_limit_before_it_counts_as_a_gap() {
 
 #[test]
 fn h11_http_a_list_still_ahead_after_one_missing_rev_arrives_still_counts_as_a_gap_in_time() {
-    let mut p = Pair::http(arcade());
-    p.clear();
-    p.hold.insert("tools/list".into());
-    p.hold.insert("toolsets/list".into());
-    p.host.resync(p.now);
-    p.flush();
+    let mut p = Pair::http_rereading(arcade());
     // Two messages in flight (revs 2 and 3), then the list (rev 3); only rev 2 ever arrives.
     p.server.borrow_mut().loose.insert("hint".into(), true);
     let body = json!({"tools": [{"name": "hint", "visible": true}]});

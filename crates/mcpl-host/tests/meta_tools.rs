@@ -616,3 +616,39 @@ fn h62_look_lists_each_visible_tool_once_and_no_static_tool_among_the_loose_ones
         "a static tool is the model's own, not looked up: {text}"
     );
 }
+
+#[test]
+fn h57_act_reaches_the_instance_it_names_among_several_open() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    for g in ["g1", "g2", "g3"] {
+        h.call(META_OPEN, json!({"toolset": "game", "instance": g}));
+    }
+    h.pair("arcade").clear();
+    for g in ["g2", "g1", "g3"] {
+        let text = h.call(
+            META_ACT,
+            json!({"tool": "play", "instance": g, "args": {"move": "A1"}}),
+        );
+        assert!(!text.contains("not"), "{text}");
+    }
+    let sent: Vec<&str> = h
+        .pair("arcade")
+        .sent
+        .iter()
+        .filter(|r| r.method == "tools/call")
+        .map(|r| {
+            r.params.as_ref().expect("params")["_meta"]["mcpl/instance"]
+                .as_str()
+                .expect("an instance")
+        })
+        .collect();
+    assert_eq!(sent, vec!["g2", "g1", "g3"]);
+    let text = h.call(
+        META_ACT,
+        json!({"tool": "play", "instance": "g9", "args": {"move": "A1"}}),
+    );
+    assert!(
+        text.contains("g9"),
+        "an instance not open is refused by name: {text}"
+    );
+}

@@ -83,13 +83,19 @@ fn hint_shown() -> Vec<ChangeItem> {
     }]
 }
 
-#[test]
-fn h13_a_refused_push_still_applies_its_hints() {
+/// A connection to the arcade whose server does not hold the `pushEvents` grant.
+fn ungranted() -> Pair {
     let s = arcade();
     let mut cfg = config(&s);
     cfg.push_events = false;
     let mut p = Pair::with_config(s, cfg);
     p.clear();
+    p
+}
+
+#[test]
+fn h13_a_refused_push_still_applies_its_hints() {
+    let mut p = ungranted();
     let rev = next(&p);
     p.feed(push(
         "e1",
@@ -512,15 +518,21 @@ fn h16_the_hold_is_at_most_two_seconds() {
     assert_eq!(p.recoveries(), 1, "held longer than Appendix B.3 allows");
 }
 
-/// Refreshes with a statement that jumps past two revs (`before + 1`, `before + 2`) to its
-/// own, `before + 3`, on an ordered transport. Returns `before`.
-fn statement_jumping_two_revs(p: &mut Pair) -> u64 {
+/// Asks for a refresh and holds its `toolsets/list`: the rev applied before it, and the
+/// held request (answer it with `ok`).
+fn refresh_held(p: &mut Pair) -> (u64, mcpl_protocol::jsonrpc::Request) {
     p.clear();
     let before = p.host.snapshot().applied().get();
     p.hold.insert("toolsets/list".into());
     p.host.refresh(p.now).expect("refresh");
     p.flush();
-    let r = p.held.pop().expect("held statement");
+    (before, p.held.pop().expect("held statement"))
+}
+
+/// Refreshes with a statement that jumps past two revs (`before + 1`, `before + 2`) to its
+/// own, `before + 3`, on an ordered transport. Returns `before`.
+fn statement_jumping_two_revs(p: &mut Pair) -> u64 {
+    let (before, r) = refresh_held(p);
     let mut st = p.server.borrow_mut().statement(0);
     st["_meta"]["mcpl/hints"]["rev"] = json!(before + 3);
     p.feed(ok(r.id, st));
@@ -969,12 +981,7 @@ fn h21_a_statement_drops_a_held_hint_at_its_own_rev() {
 
 #[test]
 fn h21_a_held_list_below_a_statement_takes_effect_before_it() {
-    let mut p = Pair::http(arcade());
-    p.clear();
-    p.hold.insert("tools/list".into());
-    p.hold.insert("toolsets/list".into());
-    p.host.resync(p.now);
-    p.flush();
+    let mut p = Pair::http_rereading(arcade());
     // The server moves `hint` to static (visible) under rev 2, which is lost on the way.
     {
         let mut s = p.server.borrow_mut();
@@ -1077,12 +1084,7 @@ fn h41_each_message_read_takes_the_next_read_position_unless_the_embedder_gives_
 #[test]
 fn h21_a_stale_statement_on_streamable_http_is_dropped_without_a_recovery() {
     let mut p = Pair::http(arcade());
-    p.clear();
-    let before = p.host.snapshot().applied().get();
-    p.hold.insert("toolsets/list".into());
-    p.host.refresh(p.now).expect("refresh");
-    p.flush();
-    let r = p.held.pop().expect("held statement");
+    let (before, r) = refresh_held(&mut p);
     // The statement was overtaken on another stream: a hint at the next rev came first.
     p.feed(hints_note(
         json!({"rev": before + 1, "tools": [{"name": "hint", "visible": true}]}),
@@ -1104,11 +1106,7 @@ fn h21_a_stale_statement_on_streamable_http_is_dropped_without_a_recovery() {
 
 #[test]
 fn h13_a_grant_given_later_makes_the_next_push_accepted() {
-    let s = arcade();
-    let mut cfg = config(&s);
-    cfg.push_events = false;
-    let mut p = Pair::with_config(s, cfg);
-    p.clear();
+    let mut p = ungranted();
     let first = next(&p);
     p.feed(push("e1", json!({"rev": first, "tools": []})));
     p.host.set_push_events(true);

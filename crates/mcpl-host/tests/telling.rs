@@ -36,6 +36,28 @@ fn act_claimed(
     pending
 }
 
+/// `g1` open and two acts in flight, each taker holding its change: the first hides
+/// `board`, the second `play`.
+fn two_claimed() -> (
+    Host,
+    mcpl_host::controller::Pending,
+    mcpl_host::controller::Pending,
+) {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    let first = act_claimed(
+        &mut h,
+        "pass",
+        json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
+    );
+    let second = act_claimed(
+        &mut h,
+        "pass",
+        json!({"tools": [{"name": "play", "instance": "g1", "visible": false}]}),
+    );
+    (h, first, second)
+}
+
 #[test]
 fn h41_changes_are_told_once_and_in_read_order() {
     let mut h = Host::new(vec![("arcade", arcade())]);
@@ -637,18 +659,7 @@ fn h30_a_close_by_a_removed_declaration_tells_the_agent_why() {
 
 #[test]
 fn h45_two_results_stored_apart_commit_only_their_own_change() {
-    let mut h = Host::new(vec![("arcade", arcade())]);
-    open_g1(&mut h);
-    let first = act_claimed(
-        &mut h,
-        "pass",
-        json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
-    );
-    let second = act_claimed(
-        &mut h,
-        "pass",
-        json!({"tools": [{"name": "play", "instance": "g1", "visible": false}]}),
-    );
+    let (mut h, first, second) = two_claimed();
     let agent = h.agent.clone();
     let a = h
         .pres
@@ -760,18 +771,7 @@ fn h41_a_new_title_for_an_open_instance_is_told_with_the_servers_words_quoted() 
 
 #[test]
 fn h45_a_taker_that_gives_up_frees_its_own_change_and_no_other_takers() {
-    let mut h = Host::new(vec![("arcade", arcade())]);
-    open_g1(&mut h);
-    let first = act_claimed(
-        &mut h,
-        "pass",
-        json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
-    );
-    let second = act_claimed(
-        &mut h,
-        "pass",
-        json!({"tools": [{"name": "play", "instance": "g1", "visible": false}]}),
-    );
+    let (mut h, first, second) = two_claimed();
     let agent = h.agent.clone();
     h.pres.release(&agent, &sn("arcade"), first);
     let told = h.notices();

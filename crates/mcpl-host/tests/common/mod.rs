@@ -497,6 +497,18 @@ impl Pair {
         Pair::with_config(server, cfg)
     }
 
+    /// A Streamable HTTP connection in a requested recovery run whose `tools/list` and
+    /// `toolsets/list` are held (answer them with `answer_held` or `release`).
+    pub fn http_rereading(server: Server) -> Pair {
+        let mut p = Pair::http(server);
+        p.clear();
+        p.hold.insert("tools/list".into());
+        p.hold.insert("toolsets/list".into());
+        p.host.resync(p.now);
+        p.flush();
+        p
+    }
+
     /// A further connection of the same principal to the same server.
     pub fn attach(server: Rc<RefCell<Server>>, cfg: ControllerConfig) -> Pair {
         let granted = cfg.push_events;
