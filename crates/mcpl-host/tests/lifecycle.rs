@@ -440,6 +440,8 @@ fn a_lost_link_and_its_return_are_each_told_once_and_a_first_connect_is_no_retur
         !after.contains("reconnected") && !after.contains("lost"),
         "told again: {after}"
     );
+    assert_eq!(h.pres.link(&arcade_id), Some(&LinkState::Up));
+    assert_eq!(h.pres.link(&sn("elsewhere")), None);
 }
 
 #[test]
