@@ -61,9 +61,7 @@ fn h02_hints_read_after_last_page_apply_on_top_of_the_list() {
     p.hold.insert("toolsets/list".into());
     p.feed(page); // list says `hint` invisible (rev 1)
     let rev = p.host.snapshot().applied().get() + 1;
-    p.feed(hints_note(
-        json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(rev, true));
     assert!(
         p.host.snapshot().visible("hint", None),
         "the list overwrote a later hint"
@@ -296,9 +294,7 @@ fn h09_every_name_goes_through_the_tool_policy() {
     assert!(p.host.snapshot().tool("pass").is_none());
     p.clear();
     let rev = p.host.snapshot().applied().get() + 1;
-    p.feed(hints_note(
-        json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(rev, true));
     assert!(!p.host.snapshot().visible("hint", None));
     assert_eq!(p.recoveries(), 0, "a denied name is not an unknown one");
     // The statement's entries are filtered the same way.

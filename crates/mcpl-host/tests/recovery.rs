@@ -11,16 +11,6 @@ use mcpl_host::controller::{
 };
 use serde_json::json;
 
-fn open_game(p: &mut Pair, inst: &str) {
-    let req = OpenRequest {
-        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
-        instance: Some(mcpl_host::names::InstanceName::parse(inst).unwrap()),
-        options: None,
-    };
-    p.host.open(p.now, req).expect("open");
-    p.run();
-}
-
 #[test]
 fn h23_recovery_reads_the_list_then_the_statement() {
     let mut p = Pair::new(arcade());
@@ -157,9 +147,7 @@ fn h27_a_closed_connection_applies_and_schedules_nothing() {
     p.host.handle_close(p.now);
     p.server.borrow_mut().tools.push(tool("fresh", json!({})));
     p.release("tools/list");
-    p.feed(hints_note(
-        json!({"rev": 2, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(2, true));
     assert!(p.host.snapshot().tool("fresh").is_none());
     assert!(!p.host.snapshot().visible("hint", None));
     assert!(p.host.poll_timeout().is_none());
@@ -178,8 +166,8 @@ fn h28_connect_reads_list_then_statement_even_without_toolsets() {
 /// a record, `g2` without one. Returns the second connection, its connect reads not yet run.
 fn back_from_away() -> Pair {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
-    open_game(&mut p, "g2");
+    p.open_game("g1");
+    p.open_game("g2");
     let prev = p.host.snapshot().clone();
     {
         let mut s = p.server.borrow_mut();
@@ -283,19 +271,14 @@ fn h29_undeclared_groups_are_the_hosts_and_never_sent() {
 #[test]
 fn h30_a_removed_declaration_closes_its_instances_and_withdrawn_hints_go_hintless() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     p.clear();
     p.server.borrow_mut().manifest["toolsets"]
         .as_object_mut()
         .expect("obj")
         .remove("game");
     p.server.borrow_mut().open.clear();
-    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
-        mcpl_protocol::jsonrpc::Notification::new(
-            "mcpl/manifestChanged",
-            Some(json!({"revision": "x", "domains": ["toolsets"]})),
-        ),
-    ));
+    p.feed(toolsets_changed("x"));
     p.run();
     assert!(p.host.snapshot().open().is_empty());
     assert!(p.items().iter().any(|i| matches!(
@@ -310,12 +293,7 @@ fn h30_a_removed_declaration_closes_its_instances_and_withdrawn_hints_go_hintles
         "tools naming it make it undeclared"
     );
     p.server.borrow_mut().manifest = json!({"version": "0.5"});
-    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
-        mcpl_protocol::jsonrpc::Notification::new(
-            "mcpl/manifestChanged",
-            Some(json!({"revision": "y", "domains": ["toolsets"]})),
-        ),
-    ));
+    p.feed(toolsets_changed("y"));
     p.run();
     assert!(!p.host.snapshot().hinted());
     let _ = (Effect::Recovering(RecoveryReason::Gap),);
@@ -358,15 +336,10 @@ fn h30_a_policy_close_only_closes_what_this_host_opened() {
 #[test]
 fn h30_withdrawn_tool_hints_gives_the_snapshot_a_new_version() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     let before = p.host.snapshot().version();
     p.server.borrow_mut().manifest = json!({"version": "0.5"});
-    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
-        mcpl_protocol::jsonrpc::Notification::new(
-            "mcpl/manifestChanged",
-            Some(json!({"revision": "z", "domains": ["toolsets"]})),
-        ),
-    ));
+    p.feed(toolsets_changed("z"));
     p.run();
     let snap = p.host.snapshot();
     assert!(!snap.hinted());
@@ -404,7 +377,7 @@ fn s5_2_an_instance_for_a_toolset_without_instances_is_refused_before_sending() 
 #[test]
 fn s5_2_closing_an_instanced_toolset_must_name_the_instance() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     p.clear();
     let close = CloseRequest {
         toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
@@ -425,7 +398,7 @@ fn s5_2_closing_an_instanced_toolset_must_name_the_instance() {
 #[test]
 fn h28_only_the_connect_read_tells_a_vanished_instance_as_ended_while_away() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     // On a live connection the server drops g1 with no hint and no ended record; a re-read
     // finds it gone, but the connection was never down.
     p.server
@@ -500,7 +473,7 @@ fn h29_an_opened_group_is_in_groups_open_and_each_change_gives_a_larger_version(
 #[test]
 fn h30_a_removed_declaration_gives_the_snapshot_a_larger_version() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     let before = p.host.snapshot().version();
     p.server.borrow_mut().manifest["toolsets"]
         .as_object_mut()
@@ -509,12 +482,7 @@ fn h30_a_removed_declaration_gives_the_snapshot_a_larger_version() {
     // Only the manifest is answered: the change seen is the removal alone.
     p.hold.insert("tools/list".into());
     p.hold.insert("toolsets/list".into());
-    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
-        mcpl_protocol::jsonrpc::Notification::new(
-            "mcpl/manifestChanged",
-            Some(json!({"revision": "x", "domains": ["toolsets"]})),
-        ),
-    ));
+    p.feed(toolsets_changed("x"));
     p.run();
     let snap = p.host.snapshot();
     assert!(snap.open().is_empty(), "the removed toolset is still open");
@@ -579,7 +547,7 @@ fn s5_1_a_declared_toolset_defaults_open_only_when_stated_and_never_with_instanc
 #[test]
 fn s6_an_instance_that_closes_tells_the_close_not_its_tools_going_invisible() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     p.server.borrow_mut().set_visible("play", Some("g1"), true);
     p.run();
     assert!(p.host.snapshot().visible("play", Some(&inst("g1"))));
@@ -667,7 +635,7 @@ fn h11_a_new_connections_list_sets_visibility_over_the_old_connections_revs() {
 #[test]
 fn h21_a_statement_tells_each_visibility_it_changed_in_an_instance_and_in_an_undeclared_group() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     p.host
         .set_group(&mcpl_host::names::ToolsetName::parse("lab").unwrap(), true)
         .expect("group");

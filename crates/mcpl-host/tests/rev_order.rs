@@ -14,16 +14,6 @@ use mcpl_host::{Error, InstanceName};
 use mcpl_protocol::jsonrpc::{ErrorCode, RequestId};
 use serde_json::json;
 
-fn open_game(p: &mut Pair, inst: &str) {
-    let req = OpenRequest {
-        toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
-        instance: Some(mcpl_host::names::InstanceName::parse(inst).unwrap()),
-        options: None,
-    };
-    p.host.open(p.now, req).expect("open");
-    p.run();
-}
-
 fn next(p: &Pair) -> u64 {
     p.host.snapshot().applied().get() + 1
 }
@@ -32,9 +22,7 @@ fn next(p: &Pair) -> u64 {
 fn h12_hints_ignored_and_no_toolsets_requests_without_tool_hints() {
     let mut p = Pair::new(server_without_tool_hints());
     assert!(!p.sent_methods().contains(&"toolsets/list"));
-    p.feed(hints_note(
-        json!({"rev": 1, "tools": [{"name": "hint", "visible": false}]}),
-    ));
+    p.feed(hint_note(1, false));
     assert!(
         p.host.snapshot().visible("hint", None),
         "a hint from a hint-less server applied"
@@ -211,14 +199,10 @@ fn h14_a_late_close_still_closes_and_a_late_open_still_records() {
 fn h15_consecutive_revs_apply_and_passed_revs_never_do() {
     let mut p = Pair::http(arcade());
     let r = next(&p);
-    p.feed(hints_note(
-        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(r, true));
     assert!(p.host.snapshot().visible("hint", None));
     assert_eq!(p.host.snapshot().applied().get(), r);
-    p.feed(hints_note(
-        json!({"rev": r, "tools": [{"name": "hint", "visible": false}]}),
-    ));
+    p.feed(hint_note(r, false));
     assert!(
         p.host.snapshot().visible("hint", None),
         "a rev at `applied` was applied again"
@@ -231,9 +215,7 @@ fn h16_ordered_gap_recovers_at_once() {
     p.clear();
     let r = next(&p) + 1;
     p.hold.insert("tools/list".into());
-    p.feed(hints_note(
-        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(r, true));
     assert!(
         !p.host.snapshot().visible("hint", None),
         "an early rev applied on an ordered transport"
@@ -246,9 +228,7 @@ fn h16_ordered_reversal_recovers() {
     let mut p = Pair::new(arcade());
     p.clear();
     let r = p.host.snapshot().applied().get();
-    p.feed(hints_note(
-        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(r, true));
     assert!(
         p.effects
             .contains(&Effect::Recovering(RecoveryReason::Reversal))
@@ -318,9 +298,7 @@ fn h16_http_reversal_is_only_ignored() {
     let mut p = Pair::http(arcade());
     p.clear();
     let r = p.host.snapshot().applied().get();
-    p.feed(hints_note(
-        json!({"rev": r, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(r, true));
     assert_eq!(p.recoveries(), 0);
     assert!(!p.host.snapshot().visible("hint", None));
 }
@@ -358,9 +336,7 @@ fn h17_a_duplicate_event_is_ignored_and_its_rev_passes() {
             .contains(&Effect::Recovering(RecoveryReason::DuplicateEvent))
     );
     // The next rev is not a gap.
-    p.feed(hints_note(
-        json!({"rev": r + 2, "tools": [{"name": "hint", "visible": false}]}),
-    ));
+    p.feed(hint_note(r + 2, false));
     assert!(!p.host.snapshot().visible("hint", None));
 }
 
@@ -390,8 +366,8 @@ fn h18_a_hint_naming_an_unknown_tool_recovers_list_then_statement() {
 #[test]
 fn h19_a_definition_replaces_only_description_schema_annotations() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
-    open_game(&mut p, "g2");
+    p.open_game("g1");
+    p.open_game("g2");
     let def = json!({"name": "renamed", "title": "T", "description": "New.",
         "inputSchema": {"type": "object", "properties": {"move": {"enum": ["A1"]}}},
         "_meta": {"mcpl/class": "admin", "mcpl/presence": "static", "mcpl/toolset": "cards"}});
@@ -440,7 +416,7 @@ fn h20_a_move_entry_keeps_its_definition_and_visibility() {
 #[test]
 fn h21_a_statement_replaces_all_dynamic_state_and_an_early_one_resyncs() {
     let mut p = Pair::http(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     p.clear();
     // The server forgets everything and states so at a much later rev; an early hint is held.
     p.server.borrow_mut().open.clear();
@@ -480,7 +456,7 @@ fn h21_a_statement_replaces_all_dynamic_state_and_an_early_one_resyncs() {
 #[test]
 fn h22_a_statement_without_open_is_malformed_and_fails_the_recovery() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     p.clear();
     p.hold.insert("toolsets/list".into());
     p.host.resync(p.now);
@@ -546,14 +522,10 @@ fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
     let mut p = Pair::new(arcade());
     let before = statement_jumping_two_revs(&mut p);
     // A rev the statement jumped past is only ignored (H21).
-    p.feed(hints_note(
-        json!({"rev": before + 2, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(before + 2, true));
     assert_eq!(p.recoveries(), 0, "a jumped rev started a recovery");
     // The statement's own rev was used, not jumped: on an ordered transport it is a reversal.
-    p.feed(hints_note(
-        json!({"rev": before + 3, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(before + 3, true));
     assert!(
         p.effects
             .contains(&Effect::Recovering(RecoveryReason::Reversal)),
@@ -566,9 +538,7 @@ fn h16_a_statements_own_rev_seen_again_is_a_reversal_not_a_jumped_rev() {
 fn h16_the_rev_applied_before_a_jumping_statement_seen_again_is_a_reversal() {
     let mut p = Pair::new(arcade());
     let before = statement_jumping_two_revs(&mut p);
-    p.feed(hints_note(
-        json!({"rev": before, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(before, true));
     assert!(
         p.effects
             .contains(&Effect::Recovering(RecoveryReason::Reversal)),
@@ -595,7 +565,7 @@ fn visibility(p: &Pair) -> Vec<(String, Option<InstanceName>, bool)> {
 #[test]
 fn s6_a_change_to_a_titled_instance_names_no_retitle_when_the_title_stayed() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     let title = p.host.snapshot().open()[&open_key("game", Some("g1"))]
         .title
         .clone();
@@ -642,7 +612,7 @@ fn s6_an_instance_opened_by_hints_tells_only_its_visible_tools() {
 #[test]
 fn s6_a_close_and_reopen_in_one_message_tells_the_tools_it_hid() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     assert!(p.host.snapshot().visible("play", Some(&inst("g1"))));
     p.clear();
     // A rematch under the same instance name: the old instance ends, a fresh one opens, and
@@ -730,9 +700,7 @@ fn h16_a_statement_at_the_largest_rev_applies_and_a_later_hint_is_a_reversal_not
     assert_eq!(p.host.snapshot().applied().get(), u64::MAX);
     assert!(p.host.snapshot().visible("hint", None));
     p.hold.insert("tools/list".into());
-    p.feed(hints_note(
-        json!({"rev": u64::MAX, "tools": [{"name": "hint", "visible": false}]}),
-    ));
+    p.feed(hint_note(u64::MAX, false));
     assert!(
         p.host.snapshot().visible("hint", None),
         "the statement's own rev applied again"
@@ -764,9 +732,7 @@ fn h21_a_held_hint_above_a_statements_rev_applies_after_it() {
     p.feed(hints_note(
         json!({"rev": a + 2, "tools": [{"name": "board", "visible": true}]}),
     ));
-    p.feed(hints_note(
-        json!({"rev": a + 4, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(a + 4, true));
     assert!(
         !p.host.snapshot().visible("hint", None),
         "a + 4 applied early"
@@ -797,9 +763,7 @@ fn h21_a_jumped_rev_stays_ignored_however_many_contiguous_statements_follow() {
         assert_eq!(p.host.snapshot().applied().get(), n);
     }
     assert_eq!(p.recoveries(), 0);
-    p.feed(hints_note(
-        json!({"rev": before + 2, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(before + 2, true));
     assert_eq!(
         p.recoveries(),
         0,
@@ -838,9 +802,7 @@ fn h17_a_duplicates_rev_taken_by_a_statement_is_a_reversal_when_seen_again() {
     p.clear();
     // a + 2 is spent now; on an ordered transport it is a reversal, not a passed rev.
     p.hold.insert("tools/list".into());
-    p.feed(hints_note(
-        json!({"rev": a + 2, "tools": [{"name": "hint", "visible": false}]}),
-    ));
+    p.feed(hint_note(a + 2, false));
     assert!(
         p.effects
             .contains(&Effect::Recovering(RecoveryReason::Reversal)),
@@ -852,7 +814,7 @@ fn h17_a_duplicates_rev_taken_by_a_statement_is_a_reversal_when_seen_again() {
 #[test]
 fn s6_a_new_title_for_an_open_instance_is_told_as_a_retitle() {
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     p.clear();
     p.feed(hints_note(json!({"rev": next(&p),
         "toolsets": [{"toolset": "game", "instance": "g1", "title": "Go, round two"}]})));
@@ -1052,7 +1014,7 @@ fn h41_a_recovery_that_finds_nothing_new_tells_no_change() {
     // Changes are the difference between the state before and after a read; a re-read of an
     // unchanged server differs in nothing, so telling anything would tell a change twice.
     let mut p = Pair::new(arcade());
-    open_game(&mut p, "g1");
+    p.open_game("g1");
     p.clear();
     p.host.resync(p.now);
     p.run();
@@ -1086,9 +1048,7 @@ fn h21_a_stale_statement_on_streamable_http_is_dropped_without_a_recovery() {
     let mut p = Pair::http(arcade());
     let (before, r) = refresh_held(&mut p);
     // The statement was overtaken on another stream: a hint at the next rev came first.
-    p.feed(hints_note(
-        json!({"rev": before + 1, "tools": [{"name": "hint", "visible": true}]}),
-    ));
+    p.feed(hint_note(before + 1, true));
     let mut st = p.server.borrow_mut().statement(0);
     st["_meta"]["mcpl/hints"]["rev"] = json!(before + 1);
     p.feed(ok(r.id, st));

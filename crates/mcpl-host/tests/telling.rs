@@ -36,6 +36,24 @@ fn act_claimed(
     pending
 }
 
+/// `g1` open and an act in flight whose taker holds its change (`board` hidden), then a later
+/// change read while it is claimed (`play` hidden).
+fn claimed_then_later() -> (Host, mcpl_host::controller::Pending) {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    let p = act_claimed(
+        &mut h,
+        "pass",
+        json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
+    );
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("play", Some("g1"), false);
+    h.sync();
+    (h, p)
+}
+
 /// `g1` open and two acts in flight, each taker holding its change: the first hides
 /// `board`, the second `play`.
 fn two_claimed() -> (
@@ -145,19 +163,7 @@ fn h44_a_host_initiated_open_tells_its_change_as_a_notice() {
 
 #[test]
 fn h45_a_taker_that_gives_up_late_turns_the_change_into_a_notice() {
-    let mut h = Host::new(vec![("arcade", arcade())]);
-    open_g1(&mut h);
-    let p = act_claimed(
-        &mut h,
-        "pass",
-        json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
-    );
-    // A later change is read while the first is claimed.
-    h.pair("arcade")
-        .server
-        .borrow_mut()
-        .set_visible("play", Some("g1"), false);
-    h.sync();
+    let (mut h, p) = claimed_then_later();
     let agent = h.agent.clone();
     h.pres.release(&agent, &sn("arcade"), p);
     let told = h.notices();
@@ -170,18 +176,7 @@ fn h45_a_taker_that_gives_up_late_turns_the_change_into_a_notice() {
 
 #[test]
 fn h46_a_claimed_change_blocks_later_notices_until_it_is_told() {
-    let mut h = Host::new(vec![("arcade", arcade())]);
-    open_g1(&mut h);
-    let p = act_claimed(
-        &mut h,
-        "pass",
-        json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
-    );
-    h.pair("arcade")
-        .server
-        .borrow_mut()
-        .set_visible("play", Some("g1"), false);
-    h.sync();
+    let (mut h, p) = claimed_then_later();
     let agent = h.agent.clone();
     assert!(
         h.pres.poll_window(&agent).is_none(),
@@ -643,13 +638,7 @@ fn h30_a_close_by_a_removed_declaration_tells_the_agent_why() {
             .remove("game");
         s.open.clear();
     }
-    h.pair("arcade")
-        .feed(mcpl_protocol::jsonrpc::Message::Notification(
-            mcpl_protocol::jsonrpc::Notification::new(
-                "mcpl/manifestChanged",
-                Some(json!({"revision": "x", "domains": ["toolsets"]})),
-            ),
-        ));
+    h.pair("arcade").feed(toolsets_changed("x"));
     let told = h.notices().join("\n");
     assert!(
         told.contains("- `game`/`g1` closed: arcade no longer declares it"),

@@ -497,6 +497,17 @@ impl Pair {
         Pair::with_config(server, cfg)
     }
 
+    /// Opens the instance `inst` of the arcade's `game` and runs until nothing moves.
+    pub fn open_game(&mut self, inst: &str) {
+        let req = mcpl_host::controller::OpenRequest {
+            toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
+            instance: Some(inst.parse().unwrap()),
+            options: None,
+        };
+        self.host.open(self.now, req).expect("open");
+        self.run();
+    }
+
     /// A Streamable HTTP connection in a requested recovery run whose `tools/list` and
     /// `toolsets/list` are held (answer them with `answer_held` or `release`).
     pub fn http_rereading(server: Server) -> Pair {
@@ -771,6 +782,19 @@ pub fn short(m: &Message) -> String {
 
 pub fn hints_note(body: Value) -> Message {
     Message::Notification(Notification::new("tools/hints", Some(body)))
+}
+
+/// `mcpl/manifestChanged` for the `toolsets` domain, at manifest `revision`.
+pub fn toolsets_changed(revision: &str) -> Message {
+    Message::Notification(Notification::new(
+        "mcpl/manifestChanged",
+        Some(json!({"revision": revision, "domains": ["toolsets"]})),
+    ))
+}
+
+/// `tools/hints` at `rev` with one change: the loose dynamic tool `hint` made `visible`.
+pub fn hint_note(rev: u64, visible: bool) -> Message {
+    hints_note(json!({"rev": rev, "tools": [{"name": "hint", "visible": visible}]}))
 }
 
 pub fn push(event_id: &str, body: Value) -> Message {
