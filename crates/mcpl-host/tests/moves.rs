@@ -82,6 +82,13 @@ fn h33_a_move_alone_never_rebuilds_and_leaves_the_list_byte_identical() {
         .push(tool("extra", json!({})));
     set_presence(&mut h, "arcade", "hint", "dynamic");
     assert!(h.pres.needs_rebuild());
+    assert!(h.rebuild(), "the rebuild changed nothing");
+    assert_ne!(h.pres.digest(), digest, "a new list kept the old digest");
+    let d = h.pres.digest();
+    assert!(
+        d.len() == 32 && d.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{d}"
+    );
 }
 
 #[test]

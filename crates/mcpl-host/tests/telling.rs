@@ -732,6 +732,25 @@ fn h43_h47_waiting_news_is_shown_without_being_told() {
     let waiting = h.pres.waiting(&h.agent);
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0].state, WaitingState::Owed);
+    // How a reader (`mcpl inspect`, the surface's status) words each state.
+    let words: Vec<String> = [
+        WaitingState::Owed,
+        WaitingState::Claimed,
+        WaitingState::AwaitingPush,
+        WaitingState::HandedOut,
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    assert_eq!(
+        words,
+        [
+            "owed",
+            "rides with an answer",
+            "waits for its push",
+            "handed out, not yet stored"
+        ]
+    );
     assert_eq!(waiting[0].server.as_str(), "arcade");
     assert!(waiting[0].text.contains("`board`"), "{}", waiting[0].text);
     // Looking told nothing: the notice still goes out, once.
