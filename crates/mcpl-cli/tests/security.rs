@@ -66,8 +66,17 @@ impl Arcade {
         Arcade { child, url, log }
     }
 
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
+    /// The arcade's log once it holds every one of `lines` (its stderr is read by a thread,
+    /// so a line the arcade wrote may not be here yet), or as it stands after 10 s.
+    fn log_with(&self, lines: &[&str]) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let log = self.log.lock().unwrap().clone();
+            if lines.iter().all(|l| log.contains(l)) || std::time::Instant::now() >= deadline {
+                return log;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }
 
@@ -149,7 +158,10 @@ fn bobs_token_with_adas_session_gets_404_and_changes_nothing() {
         let (_, _, after) = raw.call(&ada, list()).await;
         assert_eq!(after.unwrap()["result"], before);
     });
-    let log = arcade.log();
+    let log = arcade.log_with(&[
+        "another principal's credentials",
+        "without valid credentials",
+    ]);
     assert!(log.contains("another principal's credentials"), "{log}");
     assert!(log.contains("without valid credentials"), "{log}");
 }
@@ -171,7 +183,8 @@ fn a_foreign_origin_gets_403_unless_allowed() {
         let (status, _, _) = raw.call(&[], initialize(1)).await;
         assert_eq!(status, 200);
     });
-    assert!(arcade.log().contains("foreign origin"), "{}", arcade.log());
+    let log = arcade.log_with(&["foreign origin"]);
+    assert!(log.contains("foreign origin"), "{log}");
     let allowing = Arcade::start(&[
         "--listen",
         "http://127.0.0.1:0",
@@ -228,7 +241,7 @@ fn dns_rebinding_a_foreign_host_gets_403_on_loopback_and_a_loopback_one_passes()
             200
         );
     });
-    let log = arcade.log();
+    let log = arcade.log_with(&["refused a request: host `evil.example` is not allowed"]);
     assert!(
         log.contains("refused a request: host `evil.example` is not allowed"),
         "{log}"
@@ -283,7 +296,7 @@ fn dns_rebinding_a_websocket_upgrade_naming_a_foreign_host_gets_403() {
     assert!(refused.contains(" 403"), "{refused}");
     let accepted = upgrade_status(port, &format!("localhost:{port}"));
     assert!(accepted.contains(" 101"), "{accepted}");
-    let log = arcade.log();
+    let log = arcade.log_with(&["refused a websocket: host `evil.example` is not allowed"]);
     assert!(
         log.contains("refused a websocket: host `evil.example` is not allowed"),
         "{log}"
