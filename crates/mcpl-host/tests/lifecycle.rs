@@ -42,17 +42,7 @@ fn h77_removing_a_server_forgets_its_toolset_state() {
 #[test]
 fn h78_a_restart_under_another_id_or_without_hints_forgets_and_the_same_id_keeps() {
     let mut p = Pair::new(arcade());
-    p.host
-        .open(
-            p.now,
-            OpenRequest {
-                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
-                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
-                options: None,
-            },
-        )
-        .expect("open");
-    p.run();
+    p.open_game("g1");
     let prev = p.host.snapshot().clone();
     let key = open_key("game", Some("g1"));
     let mut other = config(&arcade());

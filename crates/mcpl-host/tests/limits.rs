@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use mcpl_host::controller::{Effect, OpenRequest, RecoveryReason};
+use mcpl_host::controller::{Effect, RecoveryReason};
 
 #[test]
 fn limits_recovery_runs_per_minute_defer_the_next_run_and_lose_nothing() {
@@ -15,17 +15,7 @@ fn limits_recovery_runs_per_minute_defer_the_next_run_and_lose_nothing() {
     cfg.max_recoveries_per_minute = 3;
     let mut p = Pair::with_config(server, cfg); // run 1: the connect read
     let start = p.now;
-    p.host
-        .open(
-            p.now,
-            OpenRequest {
-                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
-                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
-                options: None,
-            },
-        )
-        .expect("open");
-    p.run();
+    p.open_game("g1");
     for _ in 0..2 {
         p.host.resync(p.now); // runs 2 and 3
         p.run();

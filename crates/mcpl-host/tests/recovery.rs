@@ -305,17 +305,7 @@ fn h30_a_policy_close_only_closes_what_this_host_opened() {
     let cfg = config(&server.borrow());
     let mut a = Pair::attach(server.clone(), cfg.clone());
     let mut b = Pair::attach(server, cfg);
-    a.host
-        .open(
-            a.now,
-            OpenRequest {
-                toolset: mcpl_host::names::ToolsetName::parse("game").unwrap(),
-                instance: Some(mcpl_host::names::InstanceName::parse("g1").unwrap()),
-                options: None,
-            },
-        )
-        .expect("open");
-    a.run();
+    a.open_game("g1");
     b.run();
     let key = open_key("game", Some("g1"));
     assert!(
