@@ -461,3 +461,42 @@ fn h77_removing_a_server_keeps_what_the_other_servers_descriptions_have_shown() 
         "removing `arcade` forgot that `other`'s description was shown: {told}"
     );
 }
+
+#[test]
+fn a_call_takes_its_own_longer_timeout_and_other_requests_keep_theirs() {
+    let s = arcade();
+    let mut cfg = config(&s);
+    cfg.call_timeout = Some(Duration::from_secs(120));
+    let mut p = Pair::with_config(s, cfg);
+    p.open_game("g1");
+    p.clear();
+    p.hold.insert("tools/call".into());
+    p.hold.insert("tools/list".into());
+    let call = mcpl_host::controller::CallRequest {
+        tool: "play".into(),
+        instance: Some(inst("g1")),
+        ..Default::default()
+    };
+    let pending = p.host.call(p.now, call).expect("call");
+    p.host.resync(p.now);
+    p.run();
+    assert!(!p.sent_methods().contains(&"toolsets/list"));
+    // Past the request timeout (30 s) the list read has failed and the run went on to the
+    // statement (H25); the call still waits.
+    p.advance(Duration::from_secs(31));
+    assert!(
+        p.sent_methods().contains(&"toolsets/list"),
+        "the list read did not time out at the request timeout: {:?}",
+        p.sent_methods()
+    );
+    assert_eq!(
+        p.answer_of(pending),
+        None,
+        "the call took the request timeout"
+    );
+    p.advance(Duration::from_secs(90));
+    assert_eq!(
+        p.answer_of(pending),
+        Some(&Outcome::Unconfirmed(Unconfirmed::Timeout))
+    );
+}
