@@ -685,3 +685,30 @@ fn h29_opening_a_group_is_told_as_the_hosts_own_change() {
         "{changes:?}"
     );
 }
+
+#[test]
+fn h28_a_later_run_retried_after_its_statement_failed_is_not_a_connect_read() {
+    let mut p = Pair::new(arcade());
+    p.open_game("g2");
+    // g2 vanishes without a record while the host is connected: a close by the server.
+    p.server
+        .borrow_mut()
+        .open
+        .remove(&("game".into(), Some("g2".into())));
+    p.clear();
+    p.hold.insert("toolsets/list".into());
+    p.host.resync(p.now);
+    p.run();
+    p.hold.clear();
+    p.held.clear();
+    p.settle(Duration::from_secs(600));
+    assert_eq!(
+        p.sent_methods(),
+        vec!["tools/list", "toolsets/list", "tools/list", "toolsets/list"]
+    );
+    let items = p.items();
+    assert!(
+        items.iter().any(|i| matches!(i, ChangeItem::Closed { instance: Some(i), cause: CloseCause::Server, .. } if i == "g2")),
+        "{items:?}"
+    );
+}

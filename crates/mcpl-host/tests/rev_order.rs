@@ -1078,3 +1078,22 @@ fn h13_a_grant_given_later_makes_the_next_push_accepted() {
         .collect();
     assert_eq!(outcomes, vec![Some(ErrorCode::CapabilityDenied), None]);
 }
+
+#[test]
+fn h16_a_stale_statement_on_an_ordered_transport_is_a_reversal() {
+    let mut p = Pair::new(arcade());
+    let (before, r) = refresh_held(&mut p);
+    p.feed(hint_note(before + 1, true));
+    let mut st = p.server.borrow_mut().statement(0);
+    st["_meta"]["mcpl/hints"]["rev"] = json!(before + 1);
+    p.feed(ok(r.id, st));
+    assert!(
+        p.host.snapshot().visible("hint", None),
+        "the stale statement was applied"
+    );
+    assert!(
+        p.effects
+            .contains(&Effect::Recovering(RecoveryReason::Reversal)),
+        "a statement at a rev already applied, on an ordered transport, was not a reversal"
+    );
+}
