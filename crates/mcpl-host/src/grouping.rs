@@ -36,7 +36,7 @@ use sha2::{Digest, Sha256};
 
 use crate::glob::glob;
 use crate::names::ToolsetName;
-use crate::text;
+use crate::text::{cut, first_sentence};
 
 /// The default `static_limit`: a plain server with more tools than this is grouped.
 pub const DEFAULT_STATIC_LIMIT: usize = 20;
@@ -239,7 +239,7 @@ pub fn toolset_name(raw: &str) -> ToolsetName {
     let head = if clean.is_empty() { "tools" } else { clean };
     let digest = Sha256::digest(raw.as_bytes());
     let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    let mapped = format!("{}-{hash}", text::cut(head, MAX_TOOLSET_NAME - 9));
+    let mapped = format!("{}-{hash}", cut(head, MAX_TOOLSET_NAME - 9));
     // Letters, digits, `_` and `-` only, starting with a letter or digit, 32 at most.
     ToolsetName::parse(&mapped).expect("a mapped toolset name fits the grammar")
 }
@@ -262,7 +262,7 @@ pub fn summary<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> String {
     );
     let sentences: Vec<String> = tools
         .iter()
-        .filter_map(|t| text::first_sentence(t.description.as_ref()))
+        .filter_map(|t| first_sentence(t.description.as_ref()))
         .take(3)
         .collect();
     if !sentences.is_empty() {
@@ -271,7 +271,7 @@ pub fn summary<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> String {
     }
     const MAX: usize = 400;
     if text.len() > MAX {
-        text = format!("{}…", text::cut(&text, MAX));
+        text = format!("{}…", cut(&text, MAX));
     }
     text
 }
