@@ -432,6 +432,10 @@ fn a_lost_link_and_its_return_are_each_told_once_and_a_first_connect_is_no_retur
     );
     assert_eq!(h.pres.link(&arcade_id), Some(&LinkState::Up));
     assert_eq!(h.pres.link(&sn("elsewhere")), None);
+    // Up reported again while up is no news.
+    h.pres.set_link(&arcade_id, LinkState::Up);
+    let again = told(&mut h);
+    assert!(!again.contains("reconnected"), "told again: {again}");
 }
 
 #[test]
