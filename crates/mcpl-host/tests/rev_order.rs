@@ -1097,3 +1097,47 @@ fn h16_a_stale_statement_on_an_ordered_transport_is_a_reversal() {
         "a statement at a rev already applied, on an ordered transport, was not a reversal"
     );
 }
+
+#[test]
+fn h14_two_late_results_each_apply_their_hints_and_are_told_as_late() {
+    let mut p = Pair::new(arcade());
+    p.hold.insert("tools/call".into());
+    let mut pendings = Vec::new();
+    for _ in 0..2 {
+        let call = mcpl_host::controller::CallRequest {
+            tool: "hint".into(),
+            ..Default::default()
+        };
+        pendings.push(p.host.call(p.now, call).expect("call"));
+    }
+    p.flush();
+    p.advance(Duration::from_secs(31));
+    p.clear();
+    let rev = next(&p);
+    let held: Vec<_> = std::mem::take(&mut p.held);
+    assert_eq!(held.len(), 2);
+    for (k, r) in held.into_iter().enumerate() {
+        let hints = json!({"rev": rev + k as u64,
+            "tools": [{"name": "hint", "visible": k == 0}]});
+        p.feed(ok(
+            r.id,
+            json!({"content": [], "_meta": {"mcpl/hints": hints}}),
+        ));
+    }
+    let carriers: Vec<&Carrier> = p.changes().iter().map(|c| &c.carrier).collect();
+    assert_eq!(
+        carriers,
+        vec![
+            &Carrier::Result {
+                pending: pendings[0],
+                late: true
+            },
+            &Carrier::Result {
+                pending: pendings[1],
+                late: true
+            },
+        ]
+    );
+    assert_eq!(p.host.snapshot().applied().get(), rev + 1);
+    assert_eq!(p.recoveries(), 0, "a late result went unrecognised");
+}

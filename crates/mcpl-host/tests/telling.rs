@@ -781,7 +781,15 @@ fn h41_a_new_title_for_an_open_instance_is_told_with_the_servers_words_quoted() 
 fn h45_a_taker_that_gives_up_frees_its_own_change_and_no_other_takers() {
     let (mut h, first, second) = two_claimed();
     let agent = h.agent.clone();
-    h.pres.release(&agent, &sn("arcade"), first);
+    let arcade_id = sn("arcade");
+    assert!(h.pres.claims(&agent, &arcade_id, first) && h.pres.claims(&agent, &arcade_id, second));
+    h.pres.release(&agent, &arcade_id, first);
+    assert!(
+        !h.pres.claims(&agent, &arcade_id, first),
+        "released, still claimed"
+    );
+    assert!(h.pres.claims(&agent, &arcade_id, second));
+    assert!(!h.pres.claims(&agent, &sn("elsewhere"), second));
     let told = h.notices();
     assert_eq!(told.len(), 1, "{told:?}");
     assert!(told[0].contains("`board`"), "{told:?}");
