@@ -652,3 +652,29 @@ fn h57_act_reaches_the_instance_it_names_among_several_open() {
         "an instance not open is refused by name: {text}"
     );
 }
+
+#[test]
+fn h62_look_names_a_server_that_presents_nothing_only_while_it_is_not_up() {
+    use mcpl_host::presenter::LinkState;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.pres.set_link(&sn("arcade"), LinkState::Up);
+    h.pres.set_link(&sn("ghost"), LinkState::Up);
+    h.pres.set_link(&sn("dead"), LinkState::Connecting { attempt: 2 });
+    let text = h.call(META_LOOK, json!({}));
+    assert!(text.contains("server \"dead\": reconnecting (attempt 2)"), "{text}");
+    assert!(!text.contains("server \"ghost\""), "an up server was named: {text}");
+    assert!(!text.contains("server \"arcade\":"), "{text}");
+    // A look at one server, or at one tool, is about that alone.
+    for query in [json!({"server": "arcade"}), json!({"tool": "play"})] {
+        let text = h.call(META_LOOK, query);
+        assert!(!text.contains("\"dead\""), "{text}");
+    }
+}
+
+#[test]
+fn a_refusal_names_what_was_wanted_as_a_toolset_or_a_tool() {
+    use mcpl_host::presenter::Wanted;
+    let ts = mcpl_host::names::ToolsetName::parse("game").unwrap();
+    assert_eq!(Wanted::Toolset(ts).to_string(), "toolset `game`");
+    assert_eq!(Wanted::Tool("play".into()).to_string(), "tool `play`");
+}
