@@ -125,7 +125,11 @@ fn h73_output_is_bounded_in_size() {
     assert!(printed.ends_with(TOO_LONG) && printed.len() <= render::MAX_JSON + 40);
     // One scalar past the bound is cut too (no later step to catch it on the way).
     let one = render::json(&json!("z".repeat(render::MAX_JSON * 2)));
-    assert!(one.ends_with(TOO_LONG) && one.len() <= render::MAX_JSON + 40, "{}", one.len());
+    assert!(
+        one.ends_with(TOO_LONG) && one.len() <= render::MAX_JSON + 40,
+        "{}",
+        one.len()
+    );
     // A notice naming very many tools is capped, not failed.
     let mut s = arcade();
     for i in 0..2000 {

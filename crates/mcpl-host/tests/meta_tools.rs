@@ -659,10 +659,17 @@ fn h62_look_names_a_server_that_presents_nothing_only_while_it_is_not_up() {
     let mut h = Host::new(vec![("arcade", arcade())]);
     h.pres.set_link(&sn("arcade"), LinkState::Up);
     h.pres.set_link(&sn("ghost"), LinkState::Up);
-    h.pres.set_link(&sn("dead"), LinkState::Connecting { attempt: 2 });
+    h.pres
+        .set_link(&sn("dead"), LinkState::Connecting { attempt: 2 });
     let text = h.call(META_LOOK, json!({}));
-    assert!(text.contains("server \"dead\": reconnecting (attempt 2)"), "{text}");
-    assert!(!text.contains("server \"ghost\""), "an up server was named: {text}");
+    assert!(
+        text.contains("server \"dead\": reconnecting (attempt 2)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("server \"ghost\""),
+        "an up server was named: {text}"
+    );
     assert!(!text.contains("server \"arcade\":"), "{text}");
     // A look at one server, or at one tool, is about that alone.
     for query in [json!({"server": "arcade"}), json!({"tool": "play"})] {
