@@ -339,3 +339,36 @@ fn h73_a_notice_exactly_at_the_bound_is_whole_and_one_byte_more_is_cut() {
     );
     assert!(over.len() <= MAX_NOTICE + 1 + TOO_LONG.len());
 }
+
+/// A host whose look (no query) lists `n` loose dynamic tools, the last one's name padded
+/// by `pad` characters.
+fn look_of_loose_tools(n: usize, pad: usize) -> String {
+    let mut s = arcade();
+    for i in 0..n {
+        let mut name = format!("loose_{i:04}_{}", "x".repeat(50));
+        if i + 1 == n {
+            name.push_str(&"y".repeat(pad));
+        }
+        s.tools
+            .push(tool(&name, json!({"mcpl/presence": "dynamic"})));
+    }
+    let mut h = Host::new(vec![("arcade", s)]);
+    h.call(mcpl_host::presenter::META_LOOK, json!({}))
+}
+
+#[test]
+fn h73_a_look_exactly_at_the_bound_is_whole_and_one_byte_more_is_cut() {
+    let base = look_of_loose_tools(1, 0);
+    let line = look_of_loose_tools(2, 0).len() - base.len();
+    let n = 1 + (render::MAX_JSON - base.len()) / line;
+    let short = render::MAX_JSON - look_of_loose_tools(n, 0).len();
+    let at = look_of_loose_tools(n, short);
+    assert_eq!(at.len(), render::MAX_JSON);
+    assert!(!at.contains(TOO_LONG), "a look at the bound was cut");
+    let over = look_of_loose_tools(n, short + 1);
+    assert!(
+        over.ends_with(TOO_LONG),
+        "a look one byte past the bound was whole"
+    );
+    assert!(over.len() <= render::MAX_JSON + TOO_LONG.len() + 1);
+}
