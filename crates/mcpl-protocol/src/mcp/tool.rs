@@ -1,4 +1,5 @@
-//! The MCP `Tool` definition, with helpers for RFC-014's tool `_meta` keys (RFC-014 §4.1).
+//! The MCP `Tool` definition and its plain `_meta` access. RFC-014's accessors on it
+//! (`presence`, `toolset`, `visible`, ...) are in `rfc014/on_mcp.rs`, which builds on this.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

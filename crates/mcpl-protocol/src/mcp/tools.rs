@@ -1,6 +1,6 @@
-//! `tools/list` and `tools/call` params and results (MCP), with RFC-014's `_meta` members:
-//! `mcpl/rev` on a list result (§4.1, §6.1), `mcpl/instance` on call params (§4.3) and
-//! `mcpl/hints` on a call result (§6).
+//! `tools/list` and `tools/call` params and results (MCP). RFC-014 puts `mcpl/rev` on a list
+//! result (§4.1, §6.1), `mcpl/instance` on call params (§4.3) and `mcpl/hints` on a call result
+//! (§6); their accessors are in `rfc014/on_mcp.rs`, on the raw `_meta` maps kept here.
 //!
 //! `_meta` stays a raw map on every type here, so a malformed RFC-014 member never makes the
 //! MCP message itself undecodable: the helpers report it as a [`MetaError`] and the caller
