@@ -712,3 +712,36 @@ fn h28_a_later_run_retried_after_its_statement_failed_is_not_a_connect_read() {
         "{items:?}"
     );
 }
+
+#[test]
+fn h21_a_tool_the_list_moves_to_another_toolset_is_told_gone_from_the_instance_it_left() {
+    let mut p = Pair::new(arcade());
+    p.open_game("g1");
+    assert!(p.host.snapshot().visible("board", Some(&inst("g1"))));
+    p.clear();
+    {
+        // `board` now belongs to `cards` (declared, not open): it leaves `g1`, which stays.
+        let mut s = p.server.borrow_mut();
+        let board = s.tools.iter_mut().find(|t| t["name"] == "board").unwrap();
+        board["_meta"]["mcpl/toolset"] = json!("cards");
+        let g1 = s.open.get_mut(&("game".into(), Some("g1".into()))).unwrap();
+        g1.vis.remove("board");
+    }
+    p.host.resync(p.now);
+    p.run();
+    assert!(!p.host.snapshot().visible("board", Some(&inst("g1"))));
+    let items: Vec<&ChangeItem> = p
+        .items()
+        .into_iter()
+        .filter(|i| matches!(i, ChangeItem::Visibility { .. }))
+        .collect();
+    assert_eq!(
+        items,
+        vec![&ChangeItem::Visibility {
+            tool: "board".into(),
+            toolset: Some(mcpl_host::names::ToolsetName::parse("game").unwrap()),
+            instance: Some(inst("g1")),
+            visible: false,
+        }]
+    );
+}

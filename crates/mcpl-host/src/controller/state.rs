@@ -479,6 +479,11 @@ impl Snapshot {
                 })
             })
             .collect();
+        let old_toolsets: BTreeMap<String, ToolsetName> = self
+            .tools
+            .iter()
+            .filter_map(|t| Some((t.tool.name.clone(), t.toolset.clone()?)))
+            .collect();
         self.tools = listed;
         self.index = index;
         self.listed = true;
@@ -490,9 +495,48 @@ impl Snapshot {
                 ChangeItem::Visibility { .. } | ChangeItem::Redefined { .. }
             )
         });
+        self.tell_moved_out(&before_view, &old_toolsets, &mut rest);
         items.extend(rest);
         self.version += 1;
         items
+    }
+
+    /// A tool a list moved to another toolset left the open instances of the toolset it was
+    /// in. `diff` looks a departed view entry up under the tool's toolset now, so it does not
+    /// see those; each is told here once, as invisible where it was, under the toolset it left.
+    fn tell_moved_out(
+        &self,
+        before_view: &View,
+        old_toolsets: &BTreeMap<String, ToolsetName>,
+        items: &mut Vec<ChangeItem>,
+    ) {
+        let after = self.view();
+        for ((tool, instance), (was, _)) in before_view {
+            let Some(old) = old_toolsets.get(tool) else {
+                continue;
+            };
+            let moved = self
+                .tool(tool)
+                .is_some_and(|t| t.toolset.as_ref() != Some(old));
+            let key = (tool.clone(), instance.clone());
+            if !*was
+                || !moved
+                || after.contains_key(&key)
+                || !self.open.contains_key(&(old.clone(), instance.clone()))
+            {
+                continue;
+            }
+            items.retain(|i| {
+                !matches!(i, ChangeItem::Visibility { tool: t, instance: n, visible: false, .. }
+                    if t == tool && n == instance)
+            });
+            items.push(ChangeItem::Visibility {
+                tool: tool.clone(),
+                toolset: Some(old.clone()),
+                instance: instance.clone(),
+                visible: false,
+            });
+        }
     }
 
     /// Applies one message's hint changes at `rev` (already placed in rev order).
