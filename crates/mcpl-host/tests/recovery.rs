@@ -642,11 +642,7 @@ fn h21_a_statement_tells_each_visibility_it_changed_in_an_instance_and_in_an_und
     }
     p.host.resync(p.now);
     p.run();
-    let items: Vec<&ChangeItem> = p
-        .items()
-        .into_iter()
-        .filter(|i| matches!(i, ChangeItem::Visibility { .. }))
-        .collect();
+    let items = p.visibility_items();
     assert_eq!(
         items,
         vec![
@@ -730,11 +726,7 @@ fn h21_a_tool_the_list_moves_to_another_toolset_is_told_gone_from_the_instance_i
     p.host.resync(p.now);
     p.run();
     assert!(!p.host.snapshot().visible("board", Some(&inst("g1"))));
-    let items: Vec<&ChangeItem> = p
-        .items()
-        .into_iter()
-        .filter(|i| matches!(i, ChangeItem::Visibility { .. }))
-        .collect();
+    let items = p.visibility_items();
     assert_eq!(
         items,
         vec![&ChangeItem::Visibility {

@@ -510,6 +510,14 @@ impl Snapshot {
         old_toolsets: &BTreeMap<String, ToolsetName>,
         items: &mut Vec<ChangeItem>,
     ) {
+        // Almost every list moves nothing: then there is no view to build again.
+        let moved_any = old_toolsets.iter().any(|(tool, old)| {
+            self.tool(tool)
+                .is_some_and(|t| t.toolset.as_ref() != Some(old))
+        });
+        if !moved_any {
+            return;
+        }
         let after = self.view();
         for ((tool, instance), (was, _)) in before_view {
             let Some(old) = old_toolsets.get(tool) else {

@@ -694,6 +694,14 @@ impl Pair {
             .collect()
     }
 
+    /// The `Visibility` items among [`items`](Self::items), in order.
+    pub fn visibility_items(&self) -> Vec<&ChangeItem> {
+        self.items()
+            .into_iter()
+            .filter(|i| matches!(i, ChangeItem::Visibility { .. }))
+            .collect()
+    }
+
     pub fn clear(&mut self) {
         self.effects.clear();
         self.sent.clear();
