@@ -1,8 +1,7 @@
 //! A throwaway `redis-server` child on a free loopback port, for tests and benchmarks that
 //! need a real Redis and must not share one.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -128,24 +127,12 @@ fn free_port() -> Result<u16, LocalRedisError> {
 
 /// The process id of the Redis answering on `port`, read from `INFO server`.
 fn answering_pid(port: u16) -> Option<u32> {
-    const KEY: &str = "process_id:";
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
-    stream.write_all(b"INFO server\r\n").ok()?;
-    let mut text = String::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(at) = text.find(KEY)
-            && let Some((pid, _)) = text[at + KEY.len()..].split_once("\r\n")
-        {
-            return pid.trim().parse().ok();
-        }
-        let n = stream.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        text.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).ok()?;
+    let mut conn = client
+        .get_connection_with_timeout(Duration::from_secs(1))
+        .ok()?;
+    let info: redis::InfoDict = redis::cmd("INFO").arg("server").query(&mut conn).ok()?;
+    info.get("process_id")
 }
 
 #[cfg(test)]
