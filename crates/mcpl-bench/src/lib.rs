@@ -29,9 +29,9 @@
 //!    last of the principal's other connections receiving its hints, with the connections on
 //!    two replicas sharing state through `mcpl-server-redis`, against one replica with the
 //!    in-memory store (`redis_p50_vs_memory`). Skipped without `redis-server`.
-//! 7. **Handshake timeout** ([`handshake`]): three waves of connections to `mcpl arcade` that
-//!    never send `initialize`; each must be closed by the handshake timeout, and the server's
-//!    memory after the third wave must be within 10% of after the first.
+//! 7. **Handshake timeout** ([`handshake`]): a warm-up wave, then three waves of connections to
+//!    `mcpl arcade` that never send `initialize`; each must be closed by the handshake timeout,
+//!    and the server's memory after the third wave must be within 10% of after the first.
 //! 8. **Plain servers** ([`plain`]): three plain MCP servers of 60 tools behind the
 //!    surface's host-side toolsets: tool-list bytes against listing them directly
 //!    (`plain_list_bytes_vs_direct`, goal at most 10%), and every byte the model reads over a

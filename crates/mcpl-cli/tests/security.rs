@@ -434,8 +434,9 @@ fn inspect_refuses_credentials_for_a_command_and_bad_headers() {
     assert!(err.contains("expected NAME=VALUE"), "{err}");
 }
 
-/// `mcpl bench` row 7 as `--quick` runs it: three waves of 1,000 connections that never
-/// initialize, each closed by the handshake timeout, the arcade's memory flat across waves.
+/// `mcpl bench` row 7 as `--quick` runs it: a warm-up wave, then three waves of 1,000
+/// connections that never initialize, each closed by the handshake timeout, the arcade's
+/// memory flat across the three.
 #[test]
 fn bench_row_7_never_initialized_connections_are_closed_and_memory_stays_flat() {
     let settings = mcpl_bench::handshake::Settings {
@@ -455,8 +456,8 @@ fn bench_row_7_never_initialized_connections_are_closed_and_memory_stays_flat() 
         memory.ratio() <= mcpl_bench::handshake::MAX_GROWTH,
         "{memory:?}"
     );
-    assert_eq!(figures[1].ours, 3_000.0);
-    assert_eq!(figures[1].baseline, 3_000.0);
+    assert_eq!(figures[1].ours, 4_000.0);
+    assert_eq!(figures[1].baseline, 4_000.0);
 }
 
 /// Calls `tool` on a `mcpl surface --config CONFIG` on stdio; returns the call's text and
