@@ -115,7 +115,7 @@ fn bench_quick_prints_the_table_and_the_json_with_every_row() {
     );
     // Row 7: every never-initialized connection closed by the handshake timeout, memory flat.
     assert!(
-        text.contains("| 7 handshake timeout | – | connections closed by the 3s handshake timeout | 3000 | 3000 (connections opened) |"),
+        text.contains("| 7 handshake timeout | – | connections closed by the 3s handshake timeout, warm-up wave included | 4000 | 4000 (connections opened) |"),
         "row 7 has its figures:\n{text}"
     );
     // Row 8: the plain servers' list and task bytes; the list within its goal of 10% of
