@@ -62,6 +62,26 @@ fn h32_lists_that_disagree_record_a_pending_move() {
     );
 }
 
+/// A visible loose tool that a list makes static is told as moved and only so: it is in the
+/// stable list now, so an "invisible" item beside the move would tell the model the opposite.
+#[test]
+fn h35_a_visible_loose_tool_the_list_makes_static_is_told_as_moved_and_not_as_invisible() {
+    let mut h = arcade_host();
+    set_presence(&mut h, "arcade", "challenge", "dynamic");
+    let p = h.pair("arcade");
+    assert!(p.host.snapshot().visible("challenge", None));
+    let before = p.items().len();
+    set_presence(&mut h, "arcade", "challenge", "static");
+    let items = h.pair("arcade").items();
+    assert_eq!(
+        items[before..],
+        [&ChangeItem::PresenceListed {
+            tool: "challenge".into(),
+            now_static: true
+        }]
+    );
+}
+
 #[test]
 fn h33_a_move_alone_never_rebuilds_and_leaves_the_list_byte_identical() {
     let mut h = arcade_host();

@@ -362,29 +362,9 @@ impl Snapshot {
                 None => {}
             }
         }
-        for (key, (was, _)) in before_view {
-            visit();
-            let (tool, instance) = key;
-            if !*was || after.contains_key(key) {
-                continue;
-            }
-            // A tool that left the view while its instance stays open became invisible;
-            // one whose instance closed is covered by the close.
-            let inst_open = match self.tool(tool).and_then(|t| t.toolset.clone()) {
-                Some(ts) if self.declared.contains_key(&ts) => {
-                    self.open.contains_key(&(ts, instance.clone()))
-                }
-                _ => true,
-            };
-            if inst_open && self.tool(tool).is_some() {
-                items.push(ChangeItem::Visibility {
-                    tool: tool.clone(),
-                    toolset: self.tool(tool).and_then(|t| t.toolset.clone()),
-                    instance: instance.clone(),
-                    visible: false,
-                });
-            }
-        }
+        // A view entry that is gone now needs no item of its own: its instance closed (told
+        // above), or a list moved its tool, which `apply_list` tells (to static as
+        // `PresenceListed`, out of a toolset by `tell_moved_out`), or dropped it.
         items
     }
 
@@ -501,9 +481,9 @@ impl Snapshot {
         items
     }
 
-    /// A tool a list moved to another toolset left the open instances of the toolset it was
-    /// in. `diff` looks a departed view entry up under the tool's toolset now, so it does not
-    /// see those; each is told here once, as invisible where it was, under the toolset it left.
+    /// A tool a list moved out of its toolset (to another, to none, or to static) left the
+    /// open instances of the toolset it was in; each is told here once, as invisible where it
+    /// was, under the toolset it left (`diff` tells no departed view entry).
     fn tell_moved_out(
         &self,
         before_view: &View,
@@ -534,10 +514,6 @@ impl Snapshot {
             {
                 continue;
             }
-            items.retain(|i| {
-                !matches!(i, ChangeItem::Visibility { tool: t, instance: n, visible: false, .. }
-                    if t == tool && n == instance)
-            });
             items.push(ChangeItem::Visibility {
                 tool: tool.clone(),
                 toolset: Some(old.clone()),
