@@ -44,6 +44,7 @@
 //! - `driver`: the per-connection task behind a peer.
 //! - [`event`]: [`Event`]s in read order, [`Responder`], [`Answered`].
 //! - `pending`: the sans-IO table of outgoing requests, deadlines and late records.
+//! - [`queue`]: the small unbounded queue a connection keeps its commands and events in.
 //! - [`transport`]: [`Transport`] and [`TransportKind`]; newline framing for stdio,
 //!   [`transport::child`] processes, [`transport::ws`] (WebSocket) and [`transport::http`]
 //!   (Streamable HTTP server and client).
@@ -90,6 +91,7 @@ pub mod event;
 mod link;
 pub mod peer;
 mod pending;
+pub mod queue;
 pub mod transport;
 
 pub use error::RpcError;

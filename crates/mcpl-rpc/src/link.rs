@@ -4,6 +4,7 @@
 //! request without naming the others.
 
 use crate::error::RpcError;
+use crate::queue::QueueSender;
 use crate::transport::{Outbound, OutboundQueue, TransportKind};
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use serde_json::Value;
@@ -11,13 +12,13 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// The connection as its handles see it.
 #[derive(Debug)]
 pub(crate) struct Shared {
     // Boxed: an idle connection's queue then holds pointers, not whole commands.
-    pub(crate) commands: mpsc::UnboundedSender<Box<Command>>,
+    pub(crate) commands: QueueSender<Box<Command>>,
     pub(crate) incoming: Arc<Mutex<Incoming>>,
     pub(crate) next_id: AtomicI64,
     pub(crate) kind: TransportKind,

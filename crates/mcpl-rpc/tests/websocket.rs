@@ -299,3 +299,62 @@ async fn two_peers_writing_large_messages_to_each_other_at_once_both_get_through
     .expect("the two sides waited on each other");
     assert_eq!(both, (4, 4));
 }
+
+#[tokio::test]
+async fn a_websocket_transport_runs_no_task_of_its_own_and_its_peer_one() {
+    // The peer's task moves a WebSocket's frames itself: no reader or writer task per
+    // connection, and no queues between them.
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    while metrics.num_alive_tasks() > 0 {
+        tokio::task::yield_now().await; // the accepting task ends
+    }
+    let (client, _client_events) = Peer::start(client_t, PeerConfig::default());
+    let (server, server_events) = Peer::start(server_t, PeerConfig::default());
+    assert_eq!(metrics.num_alive_tasks(), 2, "one task per peer");
+    let _seen = serve_echo(server_events);
+    let answer = client
+        .request_value("echo", Some(json!({"text": "one task"})), opts())
+        .await
+        .unwrap();
+    assert_eq!(answer.value, json!({"text": "one task"}));
+    client.close().await;
+    server.close().await;
+}
+
+#[tokio::test]
+async fn a_websocket_client_that_stops_reading_is_disconnected_once_too_much_waits_for_it() {
+    // A raw client that never reads: the socket fills, then messages wait in the peer's
+    // task until `OUTBOUND_CAPACITY` of them do, and the connection is closed.
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let (_raw, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (server, mut server_events) = Peer::start(server_t, PeerConfig::default());
+    let big = "f".repeat(1024 * 1024);
+    for _ in 0..16 {
+        let _ = server.notify_value("fill", Some(json!({ "text": big })));
+    }
+    for n in 0..mcpl_rpc::transport::OUTBOUND_CAPACITY + 16 {
+        let _ = server.notify_value("n", Some(json!({ "n": n })));
+    }
+    let reason = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match server_events.recv().await {
+                Some(Event::Closed { reason }) => break reason,
+                Some(_) => continue,
+                None => break None,
+            }
+        }
+    })
+    .await
+    .expect("the server never gave up on the client");
+    let reason = reason.unwrap_or_default();
+    assert!(reason.contains("reads too slowly"), "{reason}");
+    assert!(server.is_closed());
+}
