@@ -358,3 +358,36 @@ async fn a_websocket_client_that_stops_reading_is_disconnected_once_too_much_wai
     assert!(reason.contains("reads too slowly"), "{reason}");
     assert!(server.is_closed());
 }
+
+#[tokio::test]
+async fn a_large_message_reaches_the_client_whole_in_frames_of_at_most_one_kibibyte() {
+    // The server writes a long message as a first frame and continuations, so tungstenite's
+    // write buffer never grows past one small frame; a client refusing any frame over
+    // 1 KiB still reads the whole message, characters split across frames included.
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message as WsMessage;
+    use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let config = WebSocketConfig::default().max_frame_size(Some(1024));
+    let (mut raw, _) = tokio_tungstenite::connect_async_with_config(&url, Some(config), false)
+        .await
+        .unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (server, _server_events) = Peer::start(server_t, PeerConfig::default());
+    let big = "é".repeat(50_000);
+    server
+        .notify_value("big", Some(json!({ "text": big })))
+        .unwrap();
+    server.notify_value("small", None).unwrap();
+    let Some(Ok(WsMessage::Text(text))) = raw.next().await else {
+        panic!("no large message")
+    };
+    let message: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(message["params"]["text"], json!(big));
+    let Some(Ok(WsMessage::Text(text))) = raw.next().await else {
+        panic!("no message after the large one")
+    };
+    assert!(text.contains("\"small\""), "{text}");
+}

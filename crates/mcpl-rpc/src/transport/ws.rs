@@ -16,6 +16,8 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data as OpData, OpCode};
 use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
 
 /// The HTTP request that opened a WebSocket, for a server that maps credentials to principals
@@ -233,6 +235,7 @@ where
         backlog: VecDeque::new(),
         capacity: super::OUTBOUND_CAPACITY,
         flushing: false,
+        rest: None,
         reading: true,
         writing: true,
         overflowed: false,
@@ -267,9 +270,16 @@ fn inbound_of(message: WsMessage, limits: &Limits) -> Option<Inbound> {
     })
 }
 
+/// The largest frame written. A longer message goes as a first frame and continuation
+/// frames (RFC 6455 §5.4): tungstenite keeps a write buffer as large as the largest frame it
+/// ever wrote for the connection's life, so without a bound one large answer (a tool list,
+/// a 1 MiB result) would cost the connection that much for as long as it lives.
+const MAX_WRITE_FRAME: usize = 1024;
+
 /// A WebSocket whose frames the peer's task moves (see [`Wire`]). Reading goes on while a
 /// message is being written, so two peers writing large messages to each other never wait
-/// on each other; messages are written one at a time, each flushed before the next starts.
+/// on each other; messages are written one at a time, frame by frame, each frame flushed
+/// before the next starts.
 struct WsWire<S> {
     ws: WebSocketStream<S>,
     limits: Limits,
@@ -277,8 +287,10 @@ struct WsWire<S> {
     backlog: VecDeque<Outbound>,
     /// How many may wait before the other side counts as reading too slowly.
     capacity: usize,
-    /// A message was handed to tungstenite and is not flushed yet.
+    /// A frame was handed to tungstenite and is not flushed yet.
     flushing: bool,
+    /// The rest of the message being written, past the frames handed over.
+    rest: Option<Bytes>,
     reading: bool,
     /// False after a write failed: nothing more is written.
     writing: bool,
@@ -302,11 +314,42 @@ impl<S> WsWire<S>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    /// Hands `out` to tungstenite, which writes what the socket takes at once; the rest is
-    /// flushed by [`WsWire::poll_writes`].
+    /// Whether a message is being written.
+    fn busy(&self) -> bool {
+        self.flushing || self.rest.is_some()
+    }
+
+    /// Starts writing `out`: whole when it fits in one frame, else its first frame.
     fn start(&mut self, out: Outbound) {
         let text = out.message.to_json();
-        match Pin::new(&mut self.ws).start_send(WsMessage::text(text)) {
+        if text.len() <= MAX_WRITE_FRAME {
+            return self.hand_over(WsMessage::text(text));
+        }
+        let mut rest = Bytes::from(text);
+        let first = rest.split_to(MAX_WRITE_FRAME);
+        self.rest = Some(rest);
+        let frame = Frame::message(first, OpCode::Data(OpData::Text), false);
+        self.hand_over(WsMessage::Frame(frame));
+    }
+
+    /// Hands the next continuation frame of the message being written over.
+    fn continue_message(&mut self) {
+        let Some(mut rest) = self.rest.take() else {
+            return;
+        };
+        let frame = rest.split_to(rest.len().min(MAX_WRITE_FRAME));
+        let last = rest.is_empty();
+        if !last {
+            self.rest = Some(rest);
+        }
+        let frame = Frame::message(frame, OpCode::Data(OpData::Continue), last);
+        self.hand_over(WsMessage::Frame(frame));
+    }
+
+    /// Hands one frame to tungstenite, which writes what the socket takes at once; the rest
+    /// is flushed by [`WsWire::poll_writes`].
+    fn hand_over(&mut self, frame: WsMessage) {
+        match Pin::new(&mut self.ws).start_send(frame) {
             Ok(()) => self.flushing = true,
             Err(e) => self.write_failed(e),
         }
@@ -327,7 +370,12 @@ where
             }
             if !self.writing {
                 self.backlog = VecDeque::new();
+                self.rest = None;
                 return;
+            }
+            if self.rest.is_some() {
+                self.continue_message();
+                continue;
             }
             let Some(out) = self.backlog.pop_front() else {
                 // A burst's room is given back: an idle connection keeps none.
@@ -389,7 +437,7 @@ where
             // After a failed write the rest is dropped: the wire is gone.
             return;
         }
-        if !self.flushing && self.backlog.is_empty() {
+        if !self.busy() && self.backlog.is_empty() {
             return self.start(out);
         }
         if self.backlog.len() >= self.capacity {
@@ -415,7 +463,7 @@ where
             return Poll::Ready(());
         }
         self.poll_writes(cx);
-        if self.flushing || !self.backlog.is_empty() {
+        if self.busy() || !self.backlog.is_empty() {
             return Poll::Pending;
         }
         if self.writing {
