@@ -204,7 +204,7 @@ impl Driver {
             }
             Command::Write(outbound) => self.write(outbound.message, outbound.related),
             Command::Abandoned { id } => {
-                let state = lock(&self.incoming).open.remove(&id);
+                let state = lock(&self.incoming).take_open(&id);
                 if let Some(IncomingState::Open { method }) = state {
                     let error = ErrorObject::new(
                         ErrorCode::InternalError,

@@ -34,7 +34,8 @@
 //!   core go from the handle straight to the transport writer's queue; requests the peer
 //!   tracks go through the connection's task, which registers them first, and a write made
 //!   while such a command is still queued waits behind it, so messages leave in the order
-//!   they were made.
+//!   they were made. On WebSocket the connection's task writes to the wire itself, so every
+//!   write goes through it.
 //!
 //! Left out: JSON-RPC batches (refused, as MCP dropped them).
 //!

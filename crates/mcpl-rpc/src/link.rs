@@ -39,6 +39,18 @@ pub(crate) struct Incoming {
     pub(crate) queued: usize,
 }
 
+impl Incoming {
+    /// Takes request `id` out of the open set. An empty set gives back its room: most
+    /// connections are idle between requests, and thousands of them are.
+    pub(crate) fn take_open(&mut self, id: &RequestId) -> Option<IncomingState> {
+        let state = self.open.remove(id);
+        if self.open.is_empty() {
+            self.open.shrink_to_fit();
+        }
+        state
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum IncomingState {
     Open { method: String },
@@ -122,7 +134,7 @@ impl Shared {
         let mut incoming = lock(&self.incoming);
         if let Message::Response(Response { id: Some(id), .. }) = &message {
             // Whatever answered it, the request is no longer open.
-            incoming.open.remove(id);
+            incoming.take_open(id);
         }
         self.write(&mut incoming, Outbound { message, related })
     }
@@ -137,7 +149,7 @@ impl Shared {
         if incoming.closed {
             return Err(RpcError::Closed { reason: None });
         }
-        match incoming.open.remove(&id) {
+        match incoming.take_open(&id) {
             None => Err(RpcError::UnknownRequest { id }),
             Some(IncomingState::Cancelled) => Err(RpcError::AnswerSuppressed { id }),
             Some(IncomingState::Open { .. }) => {
@@ -166,4 +178,25 @@ pub(crate) fn lock(incoming: &Mutex<Incoming>) -> std::sync::MutexGuard<'_, Inco
     incoming
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_open_set_gives_back_its_room_once_every_request_is_answered() {
+        let mut incoming = Incoming::default();
+        for n in 1..=3 {
+            let method = "tools/list".to_owned();
+            incoming
+                .open
+                .insert(RequestId::Number(n), IncomingState::Open { method });
+        }
+        assert!(incoming.take_open(&RequestId::Number(1)).is_some());
+        assert!(incoming.open.capacity() > 0, "two still open");
+        incoming.take_open(&RequestId::Number(2));
+        incoming.take_open(&RequestId::Number(3));
+        assert_eq!(incoming.open.capacity(), 0);
+    }
 }

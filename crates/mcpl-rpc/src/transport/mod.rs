@@ -2,9 +2,11 @@
 //!
 //! Every transport is the same small thing, a [`Transport`]: a channel of [`Inbound`] frames in
 //! the order its reader took them off the wire, a channel of [`Outbound`] messages to write,
-//! and the tasks (or child process) behind them. The [`crate::Peer`] never knows which wire it
-//! runs on, except through [`TransportKind`], which tells a host whether the wire keeps order
-//! (RFC-014 §6.1: stdio and WebSocket do; Streamable HTTP does not).
+//! and the tasks (or child process) behind them; except WebSocket, whose frames the peer's own
+//! task moves (no task and no channel of its own: a server keeps thousands of idle ones). The
+//! [`crate::Peer`] never knows which wire it runs on, except through [`TransportKind`], which
+//! tells a host whether the wire keeps order (RFC-014 §6.1: stdio and WebSocket do; Streamable
+//! HTTP does not).
 //!
 //! A custom transport is built with [`Transport::from_channels`]: push frames into
 //! [`TransportEnds::inbound`] and write what comes out of [`TransportEnds::outbound`].
