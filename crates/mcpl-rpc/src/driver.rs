@@ -5,6 +5,7 @@ use crate::error::RpcError;
 use crate::event::{Event, Responder};
 use crate::link::{Command, Incoming, IncomingState, Reply, Shared, Waiter, lock};
 use crate::pending::{Completion, LateReason, Outgoing};
+use crate::queue::{QueueReceiver, QueueSender};
 use crate::transport::{Inbound, Outbound, Transport};
 use mcpl_protocol::frame;
 use mcpl_protocol::jsonrpc::{
@@ -14,7 +15,7 @@ use mcpl_protocol::methods;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 /// How long a peer whose read side ended keeps writing answers to the requests it read.
@@ -26,8 +27,8 @@ pub(crate) struct Driver {
     pub(crate) transport: Transport,
     pub(crate) limits: frame::Limits,
     // Boxed, like events: an idle connection's queues hold pointers.
-    pub(crate) commands: mpsc::UnboundedReceiver<Box<Command>>,
-    pub(crate) events: mpsc::UnboundedSender<Box<Event>>,
+    pub(crate) commands: QueueReceiver<Box<Command>>,
+    pub(crate) events: QueueSender<Box<Event>>,
     pub(crate) incoming: Arc<Mutex<Incoming>>,
     pub(crate) outgoing: Outgoing<Waiter>,
     pub(crate) seq: u64,
@@ -45,7 +46,7 @@ impl Driver {
             let deadline = self.outgoing.poll_timeout().map(Instant::from_std);
             let far = Instant::now() + Duration::from_secs(86_400 * 365);
             tokio::select! {
-                inbound = self.transport.inbound.recv() => match inbound {
+                inbound = std::future::poll_fn(|cx| self.transport.poll_inbound(cx)) => match inbound {
                     None => {
                         read_ended = true;
                         break None;
@@ -114,7 +115,7 @@ impl Driver {
         loop {
             // An answer leaves the open set when it is queued, before this task writes it:
             // take every queued command before deciding that nothing is owed.
-            while let Ok(command) = self.commands.try_recv().map(|c| *c) {
+            while let Some(command) = self.commands.try_recv().map(|c| *c) {
                 if let Some(done) = self.after_end(command) {
                     return Some(done);
                 }
@@ -132,6 +133,8 @@ impl Driver {
                     }
                 },
                 () = &mut give_up => return None,
+                // A wire the task moves itself still has answers to write.
+                () = std::future::poll_fn(|cx| self.transport.poll_writes(cx)) => {}
             }
         }
     }
@@ -167,9 +170,8 @@ impl Driver {
         }
     }
 
-    fn write(&self, message: Message, related: Option<RequestId>) {
-        // A failed write means the writer is gone; its reader reports the close.
-        let _ = self.transport.outbound.send(Outbound { message, related });
+    fn write(&mut self, message: Message, related: Option<RequestId>) {
+        self.transport.write(Outbound { message, related });
     }
 
     fn emit(&self, event: Event) {
@@ -202,7 +204,7 @@ impl Driver {
             }
             Command::Write(outbound) => self.write(outbound.message, outbound.related),
             Command::Abandoned { id } => {
-                let state = lock(&self.incoming).open.remove(&id);
+                let state = lock(&self.incoming).take_open(&id);
                 if let Some(IncomingState::Open { method }) = state {
                     let error = ErrorObject::new(
                         ErrorCode::InternalError,
@@ -231,7 +233,7 @@ impl Driver {
         }
     }
 
-    fn send_cancelled(&self, id: &RequestId, reason: &str) {
+    fn send_cancelled(&mut self, id: &RequestId, reason: &str) {
         let params = json!({ "requestId": id, "reason": reason });
         self.write(
             Message::Notification(Notification::new(methods::CANCELLED, Some(params))),

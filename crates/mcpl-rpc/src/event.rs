@@ -10,7 +10,6 @@ use mcpl_protocol::jsonrpc::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 /// Something read off the wire (or the end of it), numbered in read order.
 ///
@@ -144,7 +143,7 @@ impl Event {
 #[derive(Debug)]
 pub struct Events {
     // Boxed: an idle connection's queue then holds pointers, not 264-byte events.
-    pub(crate) rx: mpsc::UnboundedReceiver<Box<Event>>,
+    pub(crate) rx: crate::queue::QueueReceiver<Box<Event>>,
 }
 
 impl Events {
@@ -161,7 +160,7 @@ impl Events {
 
     /// The next event if one is ready.
     pub fn try_recv(&mut self) -> Option<Event> {
-        self.rx.try_recv().ok().map(|e| *e)
+        self.rx.try_recv().map(|e| *e)
     }
 }
 

@@ -34,7 +34,8 @@
 //!   core go from the handle straight to the transport writer's queue; requests the peer
 //!   tracks go through the connection's task, which registers them first, and a write made
 //!   while such a command is still queued waits behind it, so messages leave in the order
-//!   they were made.
+//!   they were made. On WebSocket the connection's task writes to the wire itself, so every
+//!   write goes through it.
 //!
 //! Left out: JSON-RPC batches (refused, as MCP dropped them).
 //!
@@ -44,6 +45,7 @@
 //! - `driver`: the per-connection task behind a peer.
 //! - [`event`]: [`Event`]s in read order, [`Responder`], [`Answered`].
 //! - `pending`: the sans-IO table of outgoing requests, deadlines and late records.
+//! - [`queue`]: the small unbounded queue a connection keeps its commands and events in.
 //! - [`transport`]: [`Transport`] and [`TransportKind`]; newline framing for stdio,
 //!   [`transport::child`] processes, [`transport::ws`] (WebSocket) and [`transport::http`]
 //!   (Streamable HTTP server and client).
@@ -90,6 +92,7 @@ pub mod event;
 mod link;
 pub mod peer;
 mod pending;
+pub mod queue;
 pub mod transport;
 
 pub use error::RpcError;

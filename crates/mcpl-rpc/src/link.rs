@@ -4,6 +4,7 @@
 //! request without naming the others.
 
 use crate::error::RpcError;
+use crate::queue::QueueSender;
 use crate::transport::{Outbound, OutboundQueue, TransportKind};
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use serde_json::Value;
@@ -11,13 +12,13 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// The connection as its handles see it.
 #[derive(Debug)]
 pub(crate) struct Shared {
     // Boxed: an idle connection's queue then holds pointers, not whole commands.
-    pub(crate) commands: mpsc::UnboundedSender<Box<Command>>,
+    pub(crate) commands: QueueSender<Box<Command>>,
     pub(crate) incoming: Arc<Mutex<Incoming>>,
     pub(crate) next_id: AtomicI64,
     pub(crate) kind: TransportKind,
@@ -36,6 +37,18 @@ pub(crate) struct Incoming {
     /// Commands queued for the task and not yet handled. While any is, a handle's write goes
     /// through the task too, behind them, so messages leave in the order they were sent.
     pub(crate) queued: usize,
+}
+
+impl Incoming {
+    /// Takes request `id` out of the open set. An empty set gives back its room: most
+    /// connections are idle between requests, and thousands of them are.
+    pub(crate) fn take_open(&mut self, id: &RequestId) -> Option<IncomingState> {
+        let state = self.open.remove(id);
+        if self.open.is_empty() {
+            self.open.shrink_to_fit();
+        }
+        state
+    }
 }
 
 #[derive(Debug)]
@@ -121,7 +134,7 @@ impl Shared {
         let mut incoming = lock(&self.incoming);
         if let Message::Response(Response { id: Some(id), .. }) = &message {
             // Whatever answered it, the request is no longer open.
-            incoming.open.remove(id);
+            incoming.take_open(id);
         }
         self.write(&mut incoming, Outbound { message, related })
     }
@@ -136,7 +149,7 @@ impl Shared {
         if incoming.closed {
             return Err(RpcError::Closed { reason: None });
         }
-        match incoming.open.remove(&id) {
+        match incoming.take_open(&id) {
             None => Err(RpcError::UnknownRequest { id }),
             Some(IncomingState::Cancelled) => Err(RpcError::AnswerSuppressed { id }),
             Some(IncomingState::Open { .. }) => {
@@ -165,4 +178,25 @@ pub(crate) fn lock(incoming: &Mutex<Incoming>) -> std::sync::MutexGuard<'_, Inco
     incoming
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_open_set_gives_back_its_room_once_every_request_is_answered() {
+        let mut incoming = Incoming::default();
+        for n in 1..=3 {
+            let method = "tools/list".to_owned();
+            incoming
+                .open
+                .insert(RequestId::Number(n), IncomingState::Open { method });
+        }
+        assert!(incoming.take_open(&RequestId::Number(1)).is_some());
+        assert!(incoming.open.capacity() > 0, "two still open");
+        incoming.take_open(&RequestId::Number(2));
+        incoming.take_open(&RequestId::Number(3));
+        assert_eq!(incoming.open.capacity(), 0);
+    }
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// Settings of a [`Peer`].
 #[derive(Debug, Clone)]
@@ -112,10 +112,10 @@ impl Peer {
     /// Starts the connection's task on the current tokio runtime and returns a handle and the
     /// stream of incoming events.
     pub fn start(transport: Transport, config: PeerConfig) -> (Peer, Events) {
-        let (commands, command_rx) = mpsc::unbounded_channel();
-        let (event_tx, event_rx) = mpsc::unbounded_channel();
+        let (commands, command_rx) = crate::queue::unbounded();
+        let (event_tx, event_rx) = crate::queue::unbounded();
         let incoming = Arc::new(Mutex::new(Incoming {
-            writer: Some(transport.outbound.clone()),
+            writer: transport.direct_writer(),
             ..Incoming::default()
         }));
         let shared = Arc::new(Shared {

@@ -299,3 +299,95 @@ async fn two_peers_writing_large_messages_to_each_other_at_once_both_get_through
     .expect("the two sides waited on each other");
     assert_eq!(both, (4, 4));
 }
+
+#[tokio::test]
+async fn a_websocket_transport_runs_no_task_of_its_own_and_its_peer_one() {
+    // The peer's task moves a WebSocket's frames itself: no reader or writer task per
+    // connection, and no queues between them.
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let client_t = ws::connect(&url, &[], Limits::default()).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    while metrics.num_alive_tasks() > 0 {
+        tokio::task::yield_now().await; // the accepting task ends
+    }
+    let (client, _client_events) = Peer::start(client_t, PeerConfig::default());
+    let (server, server_events) = Peer::start(server_t, PeerConfig::default());
+    assert_eq!(metrics.num_alive_tasks(), 2, "one task per peer");
+    let _seen = serve_echo(server_events);
+    let answer = client
+        .request_value("echo", Some(json!({"text": "one task"})), opts())
+        .await
+        .unwrap();
+    assert_eq!(answer.value, json!({"text": "one task"}));
+    client.close().await;
+    server.close().await;
+}
+
+#[tokio::test]
+async fn a_websocket_client_that_stops_reading_is_disconnected_once_too_much_waits_for_it() {
+    // A raw client that never reads: the socket fills, then messages wait in the peer's
+    // task until `OUTBOUND_CAPACITY` of them do, and the connection is closed.
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let (_raw, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (server, mut server_events) = Peer::start(server_t, PeerConfig::default());
+    let big = "f".repeat(1024 * 1024);
+    for _ in 0..16 {
+        let _ = server.notify_value("fill", Some(json!({ "text": big })));
+    }
+    for n in 0..mcpl_rpc::transport::OUTBOUND_CAPACITY + 16 {
+        let _ = server.notify_value("n", Some(json!({ "n": n })));
+    }
+    let reason = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match server_events.recv().await {
+                Some(Event::Closed { reason }) => break reason,
+                Some(_) => continue,
+                None => break None,
+            }
+        }
+    })
+    .await
+    .expect("the server never gave up on the client");
+    let reason = reason.unwrap_or_default();
+    assert!(reason.contains("reads too slowly"), "{reason}");
+    assert!(server.is_closed());
+}
+
+#[tokio::test]
+async fn a_large_message_reaches_the_client_whole_in_frames_of_at_most_one_kibibyte() {
+    // The server writes a long message as a first frame and continuations, so tungstenite's
+    // write buffer never grows past one small frame; a client refusing any frame over
+    // 1 KiB still reads the whole message, characters split across frames included.
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message as WsMessage;
+    use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+    let (listener, url) = listener().await;
+    let server =
+        tokio::spawn(async move { ws::accept_next(&listener, Limits::default()).await.unwrap() });
+    let config = WebSocketConfig::default().max_frame_size(Some(1024));
+    let (mut raw, _) = tokio_tungstenite::connect_async_with_config(&url, Some(config), false)
+        .await
+        .unwrap();
+    let (server_t, _) = server.await.unwrap();
+    let (server, _server_events) = Peer::start(server_t, PeerConfig::default());
+    let big = "é".repeat(50_000);
+    server
+        .notify_value("big", Some(json!({ "text": big })))
+        .unwrap();
+    server.notify_value("small", None).unwrap();
+    let Some(Ok(WsMessage::Text(text))) = raw.next().await else {
+        panic!("no large message")
+    };
+    let message: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(message["params"]["text"], json!(big));
+    let Some(Ok(WsMessage::Text(text))) = raw.next().await else {
+        panic!("no message after the large one")
+    };
+    assert!(text.contains("\"small\""), "{text}");
+}

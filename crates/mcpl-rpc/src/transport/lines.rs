@@ -31,8 +31,10 @@ where
     Transport {
         kind,
         limits,
-        inbound: in_rx,
-        outbound: out_tx,
+        io: super::Io::Queues {
+            inbound: in_rx,
+            outbound: out_tx,
+        },
         guard: Guard {
             writer: Some(writer_task),
             tasks: vec![reader_task],

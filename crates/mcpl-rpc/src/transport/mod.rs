@@ -2,9 +2,11 @@
 //!
 //! Every transport is the same small thing, a [`Transport`]: a channel of [`Inbound`] frames in
 //! the order its reader took them off the wire, a channel of [`Outbound`] messages to write,
-//! and the tasks (or child process) behind them. The [`crate::Peer`] never knows which wire it
-//! runs on, except through [`TransportKind`], which tells a host whether the wire keeps order
-//! (RFC-014 §6.1: stdio and WebSocket do; Streamable HTTP does not).
+//! and the tasks (or child process) behind them; except WebSocket, whose frames the peer's own
+//! task moves (no task and no channel of its own: a server keeps thousands of idle ones). The
+//! [`crate::Peer`] never knows which wire it runs on, except through [`TransportKind`], which
+//! tells a host whether the wire keeps order (RFC-014 §6.1: stdio and WebSocket do; Streamable
+//! HTTP does not).
 //!
 //! A custom transport is built with [`Transport::from_channels`]: push frames into
 //! [`TransportEnds::inbound`] and write what comes out of [`TransportEnds::outbound`].
@@ -22,6 +24,7 @@ use mcpl_protocol::frame::{FrameError, Limits};
 use mcpl_protocol::jsonrpc::{Message, RequestId};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -105,23 +108,6 @@ impl InboundSender {
     pub async fn send(&self, inbound: Inbound) -> Result<(), Inbound> {
         self.0.send(Box::new(inbound)).await.map_err(|e| *e.0)
     }
-
-    /// Waits for room for one frame; `Err` when the peer is gone. Unlike
-    /// [`InboundSender::send`], waiting holds no frame, so a task may wait for room and for
-    /// other work at once.
-    pub(crate) async fn reserve(&self) -> Result<InboundPermit<'_>, ()> {
-        self.0.reserve().await.map(InboundPermit).map_err(|_| ())
-    }
-}
-
-/// Room for one frame in a peer's inbound queue (see [`InboundSender::reserve`]).
-pub(crate) struct InboundPermit<'a>(mpsc::Permit<'a, Box<Inbound>>);
-
-impl InboundPermit<'_> {
-    /// Queues `inbound` in the room held.
-    pub(crate) fn send(self, inbound: Inbound) {
-        self.0.send(Box::new(inbound));
-    }
 }
 
 /// The receiving end of a transport's inbound queue.
@@ -129,9 +115,9 @@ impl InboundPermit<'_> {
 pub(crate) struct InboundReceiver(mpsc::Receiver<Box<Inbound>>);
 
 impl InboundReceiver {
-    /// The next frame read, or `None` when every sender is gone.
-    pub async fn recv(&mut self) -> Option<Inbound> {
-        self.0.recv().await.map(|b| *b)
+    /// Polls for the next frame read; `Ready(None)` once every sender is gone.
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+        self.0.poll_recv(cx).map(|b| b.map(|b| *b))
     }
 }
 
@@ -264,10 +250,44 @@ impl OutboundQueue {
 pub struct Transport {
     pub(crate) kind: TransportKind,
     pub(crate) limits: Limits,
-    pub(crate) inbound: InboundReceiver,
-    pub(crate) outbound: OutboundQueue,
+    pub(crate) io: Io,
     pub(crate) guard: Guard,
     pub(crate) stderr: Option<stderr::StderrLines>,
+}
+
+/// How frames get between the wire and the peer's task.
+#[derive(Debug)]
+pub(crate) enum Io {
+    /// Tasks of the transport's own (or the caller of [`Transport::from_channels`]) move
+    /// frames through two bounded queues.
+    Queues {
+        /// Frames read, in read order.
+        inbound: InboundReceiver,
+        /// Messages to write.
+        outbound: OutboundQueue,
+    },
+    /// The peer's own task moves the frames: no task and no queue of the transport's own,
+    /// for wires that keep many idle connections (WebSocket).
+    Inline(Box<dyn Wire>),
+}
+
+/// A wire whose frames the peer's task moves itself (see [`Io::Inline`]).
+pub(crate) trait Wire: Send + std::fmt::Debug {
+    /// Moves frames both ways: writes what is queued, and reads. Ready with each frame read,
+    /// then once with [`Inbound::Closed`] when the read side ends; after that it only
+    /// writes, and is never ready again.
+    fn poll_io(&mut self, cx: &mut Context<'_>) -> Poll<Inbound>;
+
+    /// Queues `out` to be written (by later calls of [`Wire::poll_io`]). When too many
+    /// messages wait, the other side reads too slowly: `out` is dropped and the wire is
+    /// [overflowed](Wire::overflowed).
+    fn write(&mut self, out: Outbound);
+
+    /// Whether a message was dropped because too many waited (the peer then closes).
+    fn overflowed(&self) -> bool;
+
+    /// Writes what is queued (unless overflowed) and closes the wire.
+    fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<()>;
 }
 
 /// Tasks and processes that live as long as the transport.
@@ -315,8 +335,10 @@ impl Transport {
         let transport = Transport {
             kind,
             limits,
-            inbound: in_rx,
-            outbound: out_tx,
+            io: Io::Queues {
+                inbound: in_rx,
+                outbound: out_tx,
+            },
             guard: Guard::default(),
             stderr: None,
         };
@@ -365,18 +387,61 @@ impl Transport {
     /// Whether the other side read so slowly that the outbound queue overflowed (the peer
     /// then closes the connection).
     pub(crate) fn overflowed(&self) -> bool {
-        self.outbound.overflowed()
+        match &self.io {
+            Io::Queues { outbound, .. } => outbound.overflowed(),
+            Io::Inline(wire) => wire.overflowed(),
+        }
+    }
+
+    /// The writer's queue, for handles to write to without a trip through the peer's task;
+    /// `None` when that task writes itself.
+    pub(crate) fn direct_writer(&self) -> Option<OutboundQueue> {
+        match &self.io {
+            Io::Queues { outbound, .. } => Some(outbound.clone()),
+            Io::Inline(_) => None,
+        }
+    }
+
+    /// Queues `out` to be written. A write that cannot be queued is dropped: the writer is
+    /// gone (its reader reports the close) or the queue overflowed (the peer then closes).
+    pub(crate) fn write(&mut self, out: Outbound) {
+        match &mut self.io {
+            Io::Queues { outbound, .. } => {
+                let _ = outbound.send(out);
+            }
+            Io::Inline(wire) => wire.write(out),
+        }
+    }
+
+    /// Polls for the next frame read; `Ready(None)` or [`Inbound::Closed`] when the read side
+    /// ended. An inline wire writes meanwhile.
+    pub(crate) fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+        match &mut self.io {
+            Io::Queues { inbound, .. } => inbound.poll_recv(cx),
+            Io::Inline(wire) => wire.poll_io(cx).map(Some),
+        }
+    }
+
+    /// After the read side ended: moves what an inline wire has to write. Never ready for a
+    /// transport whose own task writes.
+    pub(crate) fn poll_writes(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.io {
+            Io::Queues { .. } => Poll::Pending,
+            Io::Inline(wire) => wire.poll_io(cx).map(|_| ()),
+        }
     }
 
     /// Stops the transport: queued messages are written, the writer closes its side, then
     /// readers stop and a child process gets a short grace period before it is killed.
     pub(crate) async fn shutdown(self) {
-        let Transport {
-            outbound,
-            mut guard,
-            inbound,
-            ..
-        } = self;
+        let Transport { io, mut guard, .. } = self;
+        let (inbound, outbound) = match io {
+            Io::Queues { inbound, outbound } => (inbound, outbound),
+            Io::Inline(mut wire) => {
+                std::future::poll_fn(|cx| wire.poll_shutdown(cx)).await;
+                return;
+            }
+        };
         let overflowed = outbound.overflowed();
         drop(outbound);
         if let Some(writer) = guard.writer.take() {

@@ -1,13 +1,14 @@
 //! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2), over plain
 //! TCP (`ws://`) or TLS (`wss://`, see [`super::tls`]).
 
-use super::{ClientOptions, Guard, Inbound, Transport, TransportKind};
+use super::{ClientOptions, Guard, Inbound, Io, Outbound, Transport, TransportKind, Wire};
 use crate::error::RpcError;
 use bytes::Bytes;
-use futures_util::{Sink, SinkExt, Stream};
+use futures_util::{Sink, Stream};
 use mcpl_protocol::frame::{FrameError, Limits};
+use std::collections::VecDeque;
 use std::pin::Pin;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::WebSocketStream;
@@ -15,6 +16,8 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data as OpData, OpCode};
 use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
 
 /// The HTTP request that opened a WebSocket, for a server that maps credentials to principals
@@ -224,21 +227,25 @@ fn spawn<S>(ws: WebSocketStream<S>, limits: Limits) -> Transport
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (in_tx, in_rx) = crate::transport::inbound_queue();
-    let (out_tx, out_rx) = super::outbound_queue(super::OUTBOUND_CAPACITY);
-    // One task reads and writes: a second task (and the lock a split stream shares between
-    // two) would cost every idle connection its own task cell.
-    let io = tokio::spawn(move_frames(ws, limits, in_tx, out_rx));
+    // No task and no queue of its own: the peer's task moves the frames (a task cell and
+    // two channels would cost every idle connection about 3 KiB).
+    let wire = WsWire {
+        ws,
+        limits,
+        backlog: VecDeque::new(),
+        capacity: super::OUTBOUND_CAPACITY,
+        flushing: false,
+        rest: None,
+        reading: true,
+        writing: true,
+        overflowed: false,
+        end: None,
+    };
     Transport {
         kind: TransportKind::WebSocket,
         limits,
-        inbound: in_rx,
-        outbound: out_tx,
-        guard: Guard {
-            writer: Some(io),
-            tasks: Vec::new(),
-            child: None,
-        },
+        io: Io::Inline(Box::new(wire)),
+        guard: Guard::default(),
         stderr: None,
     }
 }
@@ -263,112 +270,210 @@ fn inbound_of(message: WsMessage, limits: &Limits) -> Option<Inbound> {
     })
 }
 
-/// What the WebSocket itself did while [`move_frames`] waited on it.
-enum Wire {
-    /// A frame was read (or the read side ended).
-    Read(Option<Result<WsMessage, tungstenite::Error>>),
-    /// The message being written is on the wire.
-    Flushed(Result<(), tungstenite::Error>),
+/// The largest frame written. A longer message goes as a first frame and continuation
+/// frames (RFC 6455 §5.4): tungstenite keeps a write buffer as large as the largest frame it
+/// ever wrote for the connection's life, so without a bound one large answer (a tool list,
+/// a 1 MiB result) would cost the connection that much for as long as it lives.
+const MAX_WRITE_FRAME: usize = 1024;
+
+/// A WebSocket whose frames the peer's task moves (see [`Wire`]). Reading goes on while a
+/// message is being written, so two peers writing large messages to each other never wait
+/// on each other; messages are written one at a time, frame by frame, each frame flushed
+/// before the next starts.
+struct WsWire<S> {
+    ws: WebSocketStream<S>,
+    limits: Limits,
+    /// Messages waiting while another is being written; empty (and unallocated) at rest.
+    backlog: VecDeque<Outbound>,
+    /// How many may wait before the other side counts as reading too slowly.
+    capacity: usize,
+    /// A frame was handed to tungstenite and is not flushed yet.
+    flushing: bool,
+    /// The rest of the message being written, past the frames handed over.
+    rest: Option<Bytes>,
+    reading: bool,
+    /// False after a write failed: nothing more is written.
+    writing: bool,
+    overflowed: bool,
+    /// The end of the read side, found by a failed write, not reported yet.
+    end: Option<Option<String>>,
 }
 
-/// Moves frames both ways on one task until the peer lets go of the transport: messages
-/// from `rx` are written in order; frames read go to `tx` in read order, ending with
-/// [`Inbound::Closed`]. Reading goes on while a message is being written (two peers writing
-/// large messages to each other never wait on each other), and a frame read waits here while
-/// the peer's inbound queue is full without holding up writes: the peer never waits for this
-/// task.
-async fn move_frames<S>(
-    mut ws: WebSocketStream<S>,
-    limits: Limits,
-    tx: crate::transport::InboundSender,
-    mut rx: crate::transport::OutboundReceiver,
-) where
+impl<S> std::fmt::Debug for WsWire<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WsWire")
+            .field("waiting", &self.backlog.len())
+            .field("flushing", &self.flushing)
+            .field("reading", &self.reading)
+            .field("writing", &self.writing)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> WsWire<S>
+where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    // A frame read and not yet queued for the peer; then the end of the read side.
-    let mut pending: Option<Inbound> = None;
-    let mut end: Option<Option<String>> = None;
-    let mut reading = true;
-    let mut writing = true;
-    // A message handed to tungstenite and not yet flushed: the next waits for it.
-    let mut flushing = false;
-    loop {
-        let can_read = reading && pending.is_none();
-        // One future polls both directions of the one stream.
-        let wire = std::future::poll_fn(|cx| {
-            if flushing && let Poll::Ready(flushed) = Pin::new(&mut ws).poll_flush(cx) {
-                return Poll::Ready(Wire::Flushed(flushed));
-            }
-            if can_read && let Poll::Ready(read) = Pin::new(&mut ws).poll_next(cx) {
-                return Poll::Ready(Wire::Read(read));
-            }
-            Poll::Pending
-        });
-        tokio::select! {
-            out = rx.recv(), if !flushing => match out {
-                None => break,
-                // After a failed write the rest is dropped: the wire is gone.
-                Some(_) if !writing => {}
-                Some(out) => {
-                    let text = out.message.to_json();
-                    match Pin::new(&mut ws).start_send(WsMessage::text(text)) {
-                        Ok(()) => flushing = true,
-                        Err(e) => write_failed(e, &mut writing, &mut reading, &mut end),
-                    }
-                }
-            },
-            wire = wire, if flushing || can_read => match wire {
-                Wire::Flushed(flushed) => {
-                    flushing = false;
-                    if let Err(e) = flushed {
-                        write_failed(e, &mut writing, &mut reading, &mut end);
-                    }
-                }
-                Wire::Read(None) => {
-                    reading = false;
-                    end = Some(None);
-                }
-                Wire::Read(Some(Err(e))) => {
-                    reading = false;
-                    end = Some(Some(format!("websocket read failed: {e}")));
-                }
-                Wire::Read(Some(Ok(message))) => match inbound_of(message, &limits) {
-                    Some(Inbound::Closed { reason }) => {
-                        reading = false;
-                        end = Some(reason);
-                    }
-                    other => pending = other,
-                },
-            },
-            permit = tx.reserve(), if pending.is_some() || end.is_some() => {
-                let Ok(permit) = permit else {
-                    break; // the peer is gone
-                };
-                match pending.take() {
-                    Some(inbound) => permit.send(inbound),
-                    None => permit.send(Inbound::Closed { reason: end.take().flatten() }),
-                }
-            }
+    /// Whether a message is being written.
+    fn busy(&self) -> bool {
+        self.flushing || self.rest.is_some()
+    }
+
+    /// Starts writing `out`: whole when it fits in one frame, else its first frame.
+    fn start(&mut self, out: Outbound) {
+        let text = out.message.to_json();
+        if text.len() <= MAX_WRITE_FRAME {
+            return self.hand_over(WsMessage::text(text));
+        }
+        let mut rest = Bytes::from(text);
+        let first = rest.split_to(MAX_WRITE_FRAME);
+        self.rest = Some(rest);
+        let frame = Frame::message(first, OpCode::Data(OpData::Text), false);
+        self.hand_over(WsMessage::Frame(frame));
+    }
+
+    /// Hands the next continuation frame of the message being written over.
+    fn continue_message(&mut self) {
+        let Some(mut rest) = self.rest.take() else {
+            return;
+        };
+        let frame = rest.split_to(rest.len().min(MAX_WRITE_FRAME));
+        let last = rest.is_empty();
+        if !last {
+            self.rest = Some(rest);
+        }
+        let frame = Frame::message(frame, OpCode::Data(OpData::Continue), last);
+        self.hand_over(WsMessage::Frame(frame));
+    }
+
+    /// Hands one frame to tungstenite, which writes what the socket takes at once; the rest
+    /// is flushed by [`WsWire::poll_writes`].
+    fn hand_over(&mut self, frame: WsMessage) {
+        match Pin::new(&mut self.ws).start_send(frame) {
+            Ok(()) => self.flushing = true,
+            Err(e) => self.write_failed(e),
         }
     }
-    if writing {
-        // The sink's close (not `WebSocketStream::close`): it also flushes what is queued
-        // and the reply to a closing handshake the other side started.
-        let _ = SinkExt::close(&mut ws).await;
+
+    /// Flushes the message being written and starts the next, until the socket is full or
+    /// nothing waits.
+    fn poll_writes(&mut self, cx: &mut Context<'_>) {
+        loop {
+            if self.flushing {
+                let Poll::Ready(flushed) = Pin::new(&mut self.ws).poll_flush(cx) else {
+                    return;
+                };
+                self.flushing = false;
+                if let Err(e) = flushed {
+                    self.write_failed(e);
+                }
+            }
+            if !self.writing {
+                self.backlog = VecDeque::new();
+                self.rest = None;
+                return;
+            }
+            if self.rest.is_some() {
+                self.continue_message();
+                continue;
+            }
+            let Some(out) = self.backlog.pop_front() else {
+                // A burst's room is given back: an idle connection keeps none.
+                self.backlog = VecDeque::new();
+                return;
+            };
+            self.start(out);
+        }
+    }
+
+    /// A write failed: nothing more is written, and unless the other side simply closed,
+    /// the read side ends too, with the reason.
+    fn write_failed(&mut self, error: tungstenite::Error) {
+        self.writing = false;
+        if !matches!(error, tungstenite::Error::ConnectionClosed) && self.reading {
+            self.reading = false;
+            self.end = Some(Some(format!("websocket write failed: {error}")));
+        }
     }
 }
 
-/// A write failed: nothing more is written, and unless the other side simply closed, the
-/// read side ends too, with the reason.
-fn write_failed(
-    error: tungstenite::Error,
-    writing: &mut bool,
-    reading: &mut bool,
-    end: &mut Option<Option<String>>,
-) {
-    *writing = false;
-    if !matches!(error, tungstenite::Error::ConnectionClosed) && *reading {
-        *reading = false;
-        *end = Some(Some(format!("websocket write failed: {error}")));
+impl<S> Wire for WsWire<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    fn poll_io(&mut self, cx: &mut Context<'_>) -> Poll<Inbound> {
+        loop {
+            self.poll_writes(cx);
+            if let Some(reason) = self.end.take() {
+                return Poll::Ready(Inbound::Closed { reason });
+            }
+            if !self.reading {
+                return Poll::Pending;
+            }
+            let read = match Pin::new(&mut self.ws).poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(read) => read,
+            };
+            let inbound = match read {
+                None => Inbound::Closed { reason: None },
+                Some(Err(e)) => Inbound::Closed {
+                    reason: Some(format!("websocket read failed: {e}")),
+                },
+                Some(Ok(message)) => match inbound_of(message, &self.limits) {
+                    Some(inbound) => inbound,
+                    // A ping or a pong: tungstenite's business; read on.
+                    None => continue,
+                },
+            };
+            if matches!(inbound, Inbound::Closed { .. }) {
+                self.reading = false;
+            }
+            return Poll::Ready(inbound);
+        }
+    }
+
+    fn write(&mut self, out: Outbound) {
+        if !self.writing || self.overflowed {
+            // After a failed write the rest is dropped: the wire is gone.
+            return;
+        }
+        if !self.busy() && self.backlog.is_empty() {
+            return self.start(out);
+        }
+        if self.backlog.len() >= self.capacity {
+            self.overflowed = true;
+            self.backlog = VecDeque::new();
+            tracing::warn!(
+                "closing the connection: the other side reads too slowly ({} messages \
+                 queued for it)",
+                self.capacity
+            );
+            return;
+        }
+        self.backlog.push_back(out);
+    }
+
+    fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.overflowed {
+            // The other side does not read: what is queued would never be written.
+            return Poll::Ready(());
+        }
+        self.poll_writes(cx);
+        if self.busy() || !self.backlog.is_empty() {
+            return Poll::Pending;
+        }
+        if self.writing {
+            // The sink's close (not `WebSocketStream::close`): it also flushes the reply to
+            // a closing handshake the other side started.
+            if Pin::new(&mut self.ws).poll_close(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.writing = false;
+        }
+        Poll::Ready(())
     }
 }

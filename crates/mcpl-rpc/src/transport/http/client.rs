@@ -94,8 +94,10 @@ pub fn connect_with(url: &str, options: &ClientOptions) -> Result<Transport, Rpc
     Ok(Transport {
         kind: TransportKind::StreamableHttp,
         limits,
-        inbound: in_rx,
-        outbound: out_tx,
+        io: crate::transport::Io::Queues {
+            inbound: in_rx,
+            outbound: out_tx,
+        },
         guard: Guard {
             writer: Some(writer),
             tasks: Vec::new(),

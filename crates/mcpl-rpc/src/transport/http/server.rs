@@ -486,8 +486,10 @@ impl ServerState {
         let transport = Transport {
             kind: TransportKind::StreamableHttp,
             limits: self.config.limits,
-            inbound: in_rx,
-            outbound: out_tx,
+            io: crate::transport::Io::Queues {
+                inbound: in_rx,
+                outbound: out_tx,
+            },
             guard: Guard {
                 writer: Some(writer),
                 tasks: Vec::new(),
