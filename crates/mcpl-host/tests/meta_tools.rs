@@ -678,6 +678,19 @@ fn h62_look_names_a_server_that_presents_nothing_only_while_it_is_not_up() {
     }
 }
 
+/// A look at a server the host does not know is refused with every server it does know,
+/// one it has only a connection state for (not read yet) included, each once.
+#[test]
+fn h62_a_look_at_an_unknown_server_names_the_servers_known_linked_ones_included() {
+    use mcpl_host::presenter::LinkState;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.pres.set_link(&sn("arcade"), LinkState::Up);
+    h.pres
+        .set_link(&sn("dead"), LinkState::Connecting { attempt: 2 });
+    let text = h.call(META_LOOK, json!({"server": "nope"}));
+    assert_eq!(text, "no server `nope`; servers: `arcade`, `dead`");
+}
+
 #[test]
 fn a_refusal_names_what_was_wanted_as_a_toolset_or_a_tool() {
     use mcpl_host::presenter::Wanted;

@@ -799,3 +799,52 @@ fn h45_a_taker_that_gives_up_frees_its_own_change_and_no_other_takers() {
         .expect("the second taker's change is still its own");
     assert!(item.text.contains("`play`"), "{}", item.text);
 }
+
+/// H47 for a client told the push already (an MCPL client of a surface): its change is
+/// marked owed where it waits for that push, and only there; a notice the agent already owes
+/// from the same server, before it in the queue, is not taken for it.
+#[test]
+fn h47_a_push_the_agent_was_told_frees_the_change_waiting_for_it_not_an_earlier_notice() {
+    use mcpl_host::controller::Effect;
+    use mcpl_host::presenter::WaitingState;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("board", Some("g1"), false);
+    h.sync();
+    let agent = h.agent.clone();
+    let p = h.pair("arcade");
+    let rev = p.host.snapshot().applied().get() + 1;
+    p.feed(push(
+        "e1",
+        json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    p.run();
+    let effects = std::mem::take(&mut p.unforwarded);
+    let told = BTreeSet::from([agent.clone()]);
+    let mut events = 0;
+    for e in &effects {
+        match e {
+            Effect::Changed(c) => {
+                assert!(matches!(c.carrier, Carrier::Push { accepted: true, .. }));
+                h.pres.handle_change(&sn("arcade"), c);
+                let waiting = h.pres.waiting(&agent);
+                assert_eq!(waiting[1].state, WaitingState::AwaitingPush);
+            }
+            Effect::Event(ev) => {
+                events += 1;
+                h.pres.handle_event_told(&sn("arcade"), ev, &told);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(events, 1);
+    let waiting = h.pres.waiting(&agent);
+    let states: Vec<WaitingState> = waiting.iter().map(|w| w.state).collect();
+    assert_eq!(states, [WaitingState::Owed, WaitingState::Owed]);
+    assert!(waiting[0].text.contains("`board`"), "{}", waiting[0].text);
+    assert!(waiting[1].text.contains("`hint`"), "{}", waiting[1].text);
+}
