@@ -111,6 +111,17 @@ fn h72_one_fixed_nesting_bound_on_both_sides() {
     assert!(!sig.contains(TOO_DEEP));
 }
 
+/// JSON printed at exactly the bound is whole; one byte more is cut with the marker.
+#[test]
+fn h73_json_exactly_at_the_bound_is_whole_and_one_byte_more_is_cut() {
+    let at = json!("a".repeat(render::MAX_JSON - 2));
+    assert_eq!(render::json(&at), at.to_string());
+    let over = json!("a".repeat(render::MAX_JSON - 1));
+    let printed = render::json(&over);
+    assert!(printed.ends_with(TOO_LONG), "{}", printed.len());
+    assert!(printed.starts_with(&over.to_string()[..render::MAX_JSON]));
+}
+
 #[test]
 fn h73_output_is_bounded_in_size() {
     let long = json!({"properties": {"a": {"enum": ["x".repeat(100_000)]}}});

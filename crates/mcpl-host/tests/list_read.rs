@@ -438,3 +438,19 @@ fn h11_http_a_list_still_ahead_after_one_missing_rev_arrives_still_counts_as_a_g
         "the list kept waiting without a limit once rev 2 had arrived"
     );
 }
+
+/// H02 for a server without tool hints, where a list is all that is read: a new list gives
+/// the snapshot a new version, so a reader comparing versions (the host task) sees it.
+#[test]
+fn h02_a_new_list_alone_gives_the_snapshot_a_new_version() {
+    let mut p = Pair::new(server_without_tool_hints());
+    let before = p.host.snapshot().version();
+    p.server.borrow_mut().tools.push(tool("extra", json!({})));
+    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
+        mcpl_protocol::jsonrpc::Notification::new("notifications/tools/list_changed", None),
+    ));
+    p.run();
+    let snap = p.host.snapshot();
+    assert!(snap.tool("extra").is_some(), "the list was not read");
+    assert!(snap.version() > before, "{before} -> {}", snap.version());
+}

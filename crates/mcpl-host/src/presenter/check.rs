@@ -122,3 +122,21 @@ pub fn check_args(schema: &Value, args: &Map<String, Value>) -> ArgCheck {
         ArgCheck::Invalid(problems)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A schema is compiled once and its compiled form reused, keyed by the hash of its text;
+    /// an equal schema built apart hits the same entry, a different one does not.
+    #[test]
+    fn a_schema_is_compiled_once_and_reused_for_an_equal_schema() {
+        let schema = json!({"type": "object", "properties": {"move": {"type": "string"}}});
+        let first = validator(&schema).expect("compiles");
+        let again = validator(&schema.clone()).expect("compiles");
+        assert!(Rc::ptr_eq(&first, &again), "compiled twice");
+        let other = validator(&json!({"type": "object"})).expect("compiles");
+        assert!(!Rc::ptr_eq(&first, &other));
+    }
+}
