@@ -698,3 +698,34 @@ fn a_refusal_names_what_was_wanted_as_a_toolset_or_a_tool() {
     assert_eq!(Wanted::Toolset(ts).to_string(), "toolset `game`");
     assert_eq!(Wanted::Tool("play".into()).to_string(), "tool `play`");
 }
+
+/// A call to a server whose connection closed is refused before anything is sent, and says
+/// why: the link state the embedder reported when it is not up, else that the connection is
+/// closed (an embedder may still report up a moment after the close).
+#[test]
+fn h62_a_call_never_sent_names_the_link_state_or_the_closed_connection() {
+    use mcpl_host::presenter::LinkState;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.pres.set_link(&sn("arcade"), LinkState::Up);
+    let p = h.pair("arcade");
+    p.host.handle_close(p.now);
+    assert_eq!(
+        h.call("challenge", json!({})),
+        "not done: the call was never sent (the connection to `arcade` is closed); try again shortly"
+    );
+    h.pres
+        .set_link(&sn("arcade"), LinkState::Connecting { attempt: 2 });
+    assert_eq!(
+        h.call("challenge", json!({})),
+        "not done: the call was never sent (`arcade` is reconnecting (attempt 2)); try again shortly"
+    );
+}
+
+/// A look at one server by name shows that server's toolsets.
+#[test]
+fn h62_a_look_at_a_named_server_shows_its_toolsets() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let text = h.call(META_LOOK, json!({"server": "arcade"}));
+    assert!(!text.starts_with("no server"), "{text}");
+    assert!(text.contains("game"), "{text}");
+}
