@@ -107,8 +107,8 @@ pub async fn measure(settings: &Settings) -> Result<Vec<Figure>, BenchError> {
     // The first wave a fresh process serves is where its allocator takes the room it then
     // keeps (glibc holds freed pages, one arena per worker thread); that one-time step is not
     // growth per wave, so a warm-up wave goes first and the measured waves come after it.
-    let warm_up = run_wave(&url, settings.connections, limit).await;
-    check_wave("the warm-up wave", warm_up?, settings.connections)?;
+    let warmed = run_wave(&url, settings.connections, limit).await?;
+    check_wave("the warm-up wave", warmed, settings.connections)?;
     let mut after = Vec::new();
     let mut closed_total = settings.connections;
     for wave in 0..settings.waves {
