@@ -729,3 +729,29 @@ fn h62_a_look_at_a_named_server_shows_its_toolsets() {
     assert!(!text.starts_with("no server"), "{text}");
     assert!(text.contains("game"), "{text}");
 }
+
+/// Look names withheld events when it looks at servers (all, or one), not when it looks at
+/// one tool, one toolset or a search.
+#[test]
+fn h62_look_names_withheld_events_only_when_it_looks_at_servers() {
+    use mcpl_host::presenter::Withheld;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let why = Withheld::Needs {
+        feature_set: "chat".into(),
+        missing: vec!["channels.publish".into()],
+    };
+    let sentence = why.sentence(&sn("arcade"));
+    h.pres.set_withheld(&sn("arcade"), vec![why]);
+    for query in [json!({}), json!({"server": "arcade"})] {
+        let text = h.call(META_LOOK, query.clone());
+        assert!(text.contains(&sentence), "{query}: {text}");
+    }
+    for query in [
+        json!({"tool": "play"}),
+        json!({"toolset": "game"}),
+        json!({"query": "board"}),
+    ] {
+        let text = h.call(META_LOOK, query.clone());
+        assert!(!text.contains(&sentence), "{query}: {text}");
+    }
+}

@@ -737,3 +737,66 @@ fn h21_a_tool_the_list_moves_to_another_toolset_is_told_gone_from_the_instance_i
         }]
     );
 }
+
+/// H02: a new list that changes the listed definition of a dynamic tool in an open instance
+/// (no per-instance override) tells it as redefined there; the old definition is kept to
+/// compare with, not read from the list that replaced it.
+#[test]
+fn h02_a_list_that_changes_a_listed_definition_tells_it_redefined_in_the_open_instance() {
+    let mut p = Pair::new(arcade());
+    p.open_game("g1");
+    let before = p.items().len();
+    for t in &mut p.server.borrow_mut().tools {
+        if t["name"] == "board" {
+            t["description"] = json!("Shows the board, with coordinates.");
+        }
+    }
+    p.feed(mcpl_protocol::jsonrpc::Message::Notification(
+        mcpl_protocol::jsonrpc::Notification::new("notifications/tools/list_changed", None),
+    ));
+    p.run();
+    let items = p.items();
+    assert!(
+        items[before..].iter().any(|i| matches!(i,
+            ChangeItem::Redefined { tool, instance: Some(n) } if tool == "board" && n.as_str() == "g1")),
+        "{:?}",
+        &items[before..]
+    );
+}
+
+/// A tool of an undeclared group is loose (§5.4): with the group open on the host side, a
+/// hint that hides it is told (the change is computed over the entries it names, and the
+/// tool's entry is its loose one, not one under an open toolset instance).
+#[test]
+fn s5_4_a_hint_on_a_tool_of_an_open_undeclared_group_is_told() {
+    let mut p = Pair::new(arcade());
+    p.host
+        .set_group(&mcpl_host::names::ToolsetName::parse("lab").unwrap(), true)
+        .expect("group");
+    p.run();
+    assert!(p.host.snapshot().visible("probe", None));
+    let before = p.items().len();
+    let rev = p.host.snapshot().applied().get() + 1;
+    p.feed(hints_note(
+        json!({"rev": rev, "tools": [{"name": "probe", "visible": false}]}),
+    ));
+    p.run();
+    let items = p.items();
+    assert!(
+        items[before..].iter().any(|i| matches!(i,
+            ChangeItem::Visibility { tool, visible: false, .. } if tool == "probe")),
+        "{:?}",
+        &items[before..]
+    );
+}
+
+/// A statement read alone (a refresh) gives the snapshot a new version.
+#[test]
+fn h26_a_statement_read_alone_gives_the_snapshot_a_new_version() {
+    let mut p = Pair::new(arcade());
+    let before = p.host.snapshot().version();
+    p.host.refresh(p.now).expect("refresh");
+    p.run();
+    let after = p.host.snapshot().version();
+    assert!(after > before, "{before} -> {after}");
+}
