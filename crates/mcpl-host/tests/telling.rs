@@ -848,3 +848,18 @@ fn h47_a_push_the_agent_was_told_frees_the_change_waiting_for_it_not_an_earlier_
     assert!(waiting[0].text.contains("`board`"), "{}", waiting[0].text);
     assert!(waiting[1].text.contains("`hint`"), "{}", waiting[1].text);
 }
+
+/// H29: a group the host closes on its own side is told as closed by the host, not as a
+/// close the server made.
+#[test]
+fn h29_a_group_closed_on_the_host_side_is_told_as_closed_by_the_host() {
+    let lab = mcpl_host::names::ToolsetName::parse("lab").unwrap();
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.pair("arcade").host.set_group(&lab, true).expect("open");
+    h.sync();
+    h.notices();
+    h.pair("arcade").host.set_group(&lab, false).expect("close");
+    h.sync();
+    let told = h.notices().join("\n");
+    assert!(told.contains("`lab` closed by the host"), "{told}");
+}
