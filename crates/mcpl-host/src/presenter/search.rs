@@ -261,5 +261,15 @@ mod tests {
         let want = idf * 2.0 * (1.2 + 1.0) / (2.0 + 1.2 * (1.0 - 0.75 + 0.75 * 3.0 / 2.0));
         assert!((s[0] - want).abs() < 1e-12, "{} != {want}", s[0]);
         assert_eq!(s[1], 0.0);
+        // A word in two documents of three: df = 2, so idf = ln((3 - 2 + 0.5) / (2 + 0.5) + 1);
+        // tf = 1; |d| = 2; avg = 4/3.
+        let docs: Vec<Vec<String>> = ["fetch page", "fetch", "weather"]
+            .iter()
+            .map(|d| words(d))
+            .collect();
+        let s = bm25(&docs, &words("fetch"));
+        let idf = 1.6f64.ln();
+        let want = idf * (1.2 + 1.0) / (1.0 + 1.2 * (1.0 - 0.75 + 0.75 * 2.0 / (4.0 / 3.0)));
+        assert!((s[0] - want).abs() < 1e-12, "{} != {want}", s[0]);
     }
 }
