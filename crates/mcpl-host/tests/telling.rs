@@ -863,3 +863,38 @@ fn h29_a_group_closed_on_the_host_side_is_told_as_closed_by_the_host() {
     let told = h.notices().join("\n");
     assert!(told.contains("`lab` closed by the host"), "{told}");
 }
+
+/// H84 at its edge: a claimed change whose text is exactly the room the answer has left
+/// rides with it; one byte less room and it is told as a notice instead.
+#[test]
+fn h84_a_change_exactly_the_size_of_the_room_left_rides_with_the_answer() {
+    let claimed = || {
+        let mut h = Host::new(vec![("arcade", arcade())]);
+        open_g1(&mut h);
+        h.notices();
+        let p = act_claimed(
+            &mut h,
+            "pass",
+            json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}),
+        );
+        (h, p)
+    };
+    let (mut h, p) = claimed();
+    let agent = h.agent.clone();
+    let len = h
+        .pres
+        .take(&agent, &sn("arcade"), p, None)
+        .expect("the change rides")
+        .text
+        .len();
+    let (mut h, p) = claimed();
+    let item = h.pres.take(&agent, &sn("arcade"), p, Some(len));
+    assert_eq!(item.map(|i| i.text.len()), Some(len));
+    let (mut h, p) = claimed();
+    assert!(
+        h.pres
+            .take(&agent, &sn("arcade"), p, Some(len - 1))
+            .is_none()
+    );
+    assert_eq!(h.pres.owed(&agent), 1, "told as a notice instead");
+}
