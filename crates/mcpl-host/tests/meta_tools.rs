@@ -755,3 +755,22 @@ fn h62_look_names_withheld_events_only_when_it_looks_at_servers() {
         assert!(!text.contains(&sentence), "{query}: {text}");
     }
 }
+
+/// H74: look at one tool shows its `mcpl/class`, given as one string or as a list of them.
+#[test]
+fn h74_look_at_a_tool_shows_its_class_given_as_a_string_or_a_list() {
+    for (class, shown) in [
+        (json!("game"), "class: game"),
+        (json!(["game", "board"]), "class: game, board"),
+    ] {
+        let mut server = arcade();
+        for t in &mut server.tools {
+            if t["name"] == "challenge" {
+                t["_meta"]["mcpl/class"] = class.clone();
+            }
+        }
+        let mut h = Host::new(vec![("arcade", server)]);
+        let text = h.call(META_LOOK, json!({"tool": "challenge"}));
+        assert!(text.contains(shown), "{class}: {text}");
+    }
+}

@@ -362,6 +362,19 @@ fn s5_2_an_instance_for_a_toolset_without_instances_is_refused_before_sending() 
     p.run();
     assert!(p.sent_methods().is_empty(), "{:?}", p.sent_methods());
     assert!(p.host.snapshot().open().is_empty());
+    // A close naming an instance of it is refused the same way.
+    let close = CloseRequest {
+        toolset: mcpl_host::names::ToolsetName::parse("cards").unwrap(),
+        instance: Some(mcpl_host::names::InstanceName::parse("c1").unwrap()),
+    };
+    assert_eq!(
+        p.host.close(p.now, close),
+        Err(Error::InstanceNotAllowed(
+            mcpl_host::names::ToolsetName::parse("cards").unwrap()
+        ))
+    );
+    p.run();
+    assert!(p.sent_methods().is_empty(), "{:?}", p.sent_methods());
 }
 
 #[test]

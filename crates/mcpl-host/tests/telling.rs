@@ -898,3 +898,39 @@ fn h84_a_change_exactly_the_size_of_the_room_left_rides_with_the_answer() {
     );
     assert_eq!(h.pres.owed(&agent), 1, "told as a notice instead");
 }
+
+/// H47 with the event first: a push the agent was told before its change was read (an MCPL
+/// client of a surface) is remembered, so the change that then arrives is owed at once
+/// instead of waiting for a push that has come and gone.
+#[test]
+fn h47_a_change_read_after_the_agent_was_told_its_push_is_owed_at_once() {
+    use mcpl_host::controller::Effect;
+    use mcpl_host::presenter::WaitingState;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    let agent = h.agent.clone();
+    let p = h.pair("arcade");
+    let rev = p.host.snapshot().applied().get() + 1;
+    p.feed(push(
+        "e1",
+        json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    p.run();
+    let effects = std::mem::take(&mut p.unforwarded);
+    let told = BTreeSet::from([agent.clone()]);
+    for e in &effects {
+        if let Effect::Event(ev) = e {
+            h.pres.handle_event_told(&sn("arcade"), ev, &told);
+        }
+    }
+    for e in &effects {
+        if let Effect::Changed(c) = e {
+            h.pres.handle_change(&sn("arcade"), c);
+        }
+    }
+    let waiting = h.pres.waiting(&agent);
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0].state, WaitingState::Owed);
+    assert!(waiting[0].text.contains("`hint`"), "{}", waiting[0].text);
+}
