@@ -800,6 +800,19 @@ fn h45_a_taker_that_gives_up_frees_its_own_change_and_no_other_takers() {
     assert!(item.text.contains("`play`"), "{}", item.text);
 }
 
+/// The arcade pushes `e1` carrying a hint that shows `hint`; returns the controller's effects
+/// unforwarded, for a test to hand the presenter in an order of its own.
+fn push_showing_hint(h: &mut Host) -> Vec<mcpl_host::controller::Effect> {
+    let p = h.pair("arcade");
+    let rev = p.host.snapshot().applied().get() + 1;
+    p.feed(push(
+        "e1",
+        json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    p.run();
+    std::mem::take(&mut p.unforwarded)
+}
+
 /// H47 for a client told the push already (an MCPL client of a surface): its change is
 /// marked owed where it waits for that push, and only there; a notice the agent already owes
 /// from the same server, before it in the queue, is not taken for it.
@@ -816,14 +829,7 @@ fn h47_a_push_the_agent_was_told_frees_the_change_waiting_for_it_not_an_earlier_
         .set_visible("board", Some("g1"), false);
     h.sync();
     let agent = h.agent.clone();
-    let p = h.pair("arcade");
-    let rev = p.host.snapshot().applied().get() + 1;
-    p.feed(push(
-        "e1",
-        json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
-    ));
-    p.run();
-    let effects = std::mem::take(&mut p.unforwarded);
+    let effects = push_showing_hint(&mut h);
     let told = BTreeSet::from([agent.clone()]);
     let mut events = 0;
     for e in &effects {
@@ -910,14 +916,7 @@ fn h47_a_change_read_after_the_agent_was_told_its_push_is_owed_at_once() {
     open_g1(&mut h);
     h.notices();
     let agent = h.agent.clone();
-    let p = h.pair("arcade");
-    let rev = p.host.snapshot().applied().get() + 1;
-    p.feed(push(
-        "e1",
-        json!({"rev": rev, "tools": [{"name": "hint", "visible": true}]}),
-    ));
-    p.run();
-    let effects = std::mem::take(&mut p.unforwarded);
+    let effects = push_showing_hint(&mut h);
     let told = BTreeSet::from([agent.clone()]);
     for e in &effects {
         if let Effect::Event(ev) = e {
