@@ -1141,3 +1141,36 @@ fn h14_two_late_results_each_apply_their_hints_and_are_told_as_late() {
     assert_eq!(p.host.snapshot().applied().get(), rev + 1);
     assert_eq!(p.recoveries(), 0, "a late result went unrecognised");
 }
+
+#[test]
+fn h17_a_rev_passed_above_a_statements_rev_still_counts_after_the_statement() {
+    let mut p = Pair::http(arcade());
+    let (a, r) = refresh_held(&mut p);
+    p.feed(push(
+        "e1",
+        json!({"rev": a + 1, "tools": [{"name": "hint", "visible": true}]}),
+    ));
+    // A repeat of e1 carrying a + 4: its rev is passed (H17). The recovery it starts waits.
+    p.hold.insert("tools/list".into());
+    p.feed(push(
+        "e1",
+        json!({"rev": a + 4, "tools": [{"name": "hint", "visible": false}]}),
+    ));
+    // The refresh's statement answers at a + 2: it states a + 2 but not the passed a + 4,
+    // which must stay passed (Appendix B.4 drops only what the statement covers).
+    let mut st = p.server.borrow_mut().statement(0);
+    st["_meta"]["mcpl/hints"]["rev"] = json!(a + 2);
+    p.feed(ok(r.id, st));
+    assert_eq!(p.host.snapshot().applied().get(), a + 2);
+    // a + 3 arrives: it applies, and the passed a + 4 follows it at once.
+    p.feed(hint_note(a + 3, false));
+    assert_eq!(
+        p.host.snapshot().applied().get(),
+        a + 4,
+        "the rev passed above the statement's was forgotten by the statement"
+    );
+    // So a + 5 is no gap: it applies at once, with nothing held.
+    p.feed(hint_note(a + 5, true));
+    assert_eq!(p.host.snapshot().applied().get(), a + 5);
+    assert!(p.host.snapshot().visible("hint", None));
+}

@@ -933,3 +933,112 @@ fn h47_a_change_read_after_the_agent_was_told_its_push_is_owed_at_once() {
     assert_eq!(waiting[0].state, WaitingState::Owed);
     assert!(waiting[0].text.contains("`hint`"), "{}", waiting[0].text);
 }
+
+#[test]
+fn h47_a_grant_given_on_an_unchanged_shared_snapshot_lets_the_owed_change_out() {
+    let mut s = arcade();
+    s.manifest["pushEvents"] = json!(true);
+    let mut h = Host::new(vec![("arcade", s)]);
+    h.pair("arcade").granted = false;
+    open_g1(&mut h);
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("board", Some("g1"), false);
+    h.sync();
+    assert_eq!(h.pres.owed(&h.agent), 1);
+    let agent = h.agent.clone();
+    assert!(
+        h.pres.poll_window(&agent).is_none(),
+        "told without the grant"
+    );
+    // The embedder hands over the controller's own snapshot, then the same one again with
+    // the grant now given: nothing else changed, and the grant alone must take effect.
+    let snap = h.pair("arcade").host.shared_snapshot();
+    h.pres.update_shared(snap.clone(), false);
+    h.pres.update_shared(snap, true);
+    let item = h
+        .pres
+        .poll_window(&agent)
+        .expect("the grant given with the same snapshot was not taken");
+    assert!(item.text.contains("`board`"), "{}", item.text);
+}
+
+#[test]
+fn h47_a_change_waiting_for_its_grant_does_not_hold_back_a_later_link_notice() {
+    let mut s = arcade();
+    s.manifest["pushEvents"] = json!(true);
+    let mut h = Host::new(vec![("arcade", s)]);
+    h.pair("arcade").granted = false;
+    open_g1(&mut h);
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("board", Some("g1"), false);
+    h.sync();
+    assert_eq!(h.pres.owed(&h.agent), 1);
+    // The connection is lost after that change was read: a link notice needs no grant.
+    use mcpl_host::presenter::LinkState;
+    let arcade_id = sn("arcade");
+    h.pres.set_link(&arcade_id, LinkState::Up);
+    h.pres.set_link(
+        &arcade_id,
+        LinkState::Down {
+            attempt: 1,
+            error: "connection closed".into(),
+            retry_in: std::time::Duration::from_millis(100),
+        },
+    );
+    let notices = h.notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].contains("connection to `arcade` lost"),
+        "{notices:?}"
+    );
+    assert!(!notices[0].contains("`board`"), "told without the grant");
+    // The change itself still waits for its carrier.
+    assert_eq!(h.pres.owed(&h.agent), 1);
+}
+
+/// H47's memory of pushes told before their change was read holds the last 256 of them: the
+/// change of the oldest of 256 such pushes is still owed at once; of the oldest of 257, it is
+/// forgotten and waits for its push, as for a push never told (the bound keeps the memory of
+/// a client whose changes never come from growing).
+#[test]
+fn h47_the_last_256_pushes_told_before_their_change_are_remembered() {
+    use mcpl_host::controller::Effect;
+    use mcpl_host::presenter::WaitingState;
+    let state_after = |others: u64| {
+        let mut h = Host::new(vec![("arcade", arcade())]);
+        open_g1(&mut h);
+        h.notices();
+        let agent = h.agent.clone();
+        let effects = push_showing_hint(&mut h);
+        let told = BTreeSet::from([agent.clone()]);
+        for e in &effects {
+            if let Effect::Event(ev) = e {
+                h.pres.handle_event_told(&sn("arcade"), ev, &told);
+                // Later pushes told at once, whose changes have not been read yet.
+                for i in 0..others {
+                    let mut later = ev.clone();
+                    later.seq = ev.seq + 1_000 + i;
+                    h.pres.handle_event_told(&sn("arcade"), &later, &told);
+                }
+            }
+        }
+        for e in &effects {
+            if let Effect::Changed(c) = e {
+                h.pres.handle_change(&sn("arcade"), c);
+            }
+        }
+        let waiting = h.pres.waiting(&agent);
+        assert_eq!(waiting.len(), 1, "{waiting:?}");
+        waiting[0].state
+    };
+    assert_eq!(state_after(255), WaitingState::Owed, "256 remembered");
+    assert_eq!(
+        state_after(256),
+        WaitingState::AwaitingPush,
+        "the oldest of 257 was kept"
+    );
+}
