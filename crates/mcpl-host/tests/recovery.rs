@@ -813,3 +813,75 @@ fn h26_a_statement_read_alone_gives_the_snapshot_a_new_version() {
     let after = p.host.snapshot().version();
     assert!(after > before, "{before} -> {after}");
 }
+
+/// Drops `name` from the server's list (and from what its instances and loose state say),
+/// then lets the host read the list again.
+fn drop_from_list(p: &mut Pair, name: &str) {
+    {
+        let mut s = p.server.borrow_mut();
+        s.tools.retain(|t| t["name"] != name);
+        for inst in s.open.values_mut() {
+            inst.vis.remove(name);
+        }
+        s.loose.remove(name);
+    }
+    p.host.resync(p.now);
+    p.run();
+}
+
+/// A visible tool of an open instance that the server drops from its list is told once as
+/// gone from that instance: the model saw it there and must not be left to call it.
+#[test]
+fn h02_a_visible_tool_the_list_drops_is_told_gone_from_its_open_instance() {
+    let mut p = Pair::new(arcade());
+    p.open_game("g1");
+    p.open_game("g2");
+    assert!(p.host.snapshot().visible("board", Some(&inst("g1"))));
+    p.clear();
+    drop_from_list(&mut p, "board");
+    assert!(!p.host.snapshot().visible("board", Some(&inst("g1"))));
+    let game = mcpl_host::names::ToolsetName::parse("game").unwrap();
+    let gone = |i: &str| ChangeItem::Visibility {
+        tool: "board".into(),
+        toolset: Some(game.clone()),
+        instance: Some(inst(i)),
+        visible: false,
+    };
+    assert_eq!(p.visibility_items(), vec![&gone("g1"), &gone("g2")]);
+    // Read again, nothing more is told.
+    p.clear();
+    p.host.resync(p.now);
+    p.run();
+    assert_eq!(p.visibility_items(), Vec::<&ChangeItem>::new());
+}
+
+/// The same for a visible dynamic tool outside toolsets; a dropped tool the model never saw
+/// (invisible) is not told at all.
+#[test]
+fn h02_a_visible_loose_tool_the_list_drops_is_told_gone_and_an_invisible_one_is_not() {
+    let mut p = Pair::new(arcade());
+    p.server.borrow_mut().set_visible("hint", None, true);
+    p.host.resync(p.now);
+    p.run();
+    assert!(p.host.snapshot().visible("hint", None));
+    p.open_game("g1");
+    p.clear();
+    drop_from_list(&mut p, "hint");
+    assert_eq!(
+        p.visibility_items(),
+        vec![&ChangeItem::Visibility {
+            tool: "hint".into(),
+            toolset: None,
+            instance: None,
+            visible: false,
+        }]
+    );
+    // `play` is in `g1` but invisible there: dropping it tells nothing.
+    p.server.borrow_mut().set_visible("play", Some("g1"), false);
+    p.host.resync(p.now);
+    p.run();
+    assert!(!p.host.snapshot().visible("play", Some(&inst("g1"))));
+    p.clear();
+    drop_from_list(&mut p, "play");
+    assert_eq!(p.visibility_items(), Vec::<&ChangeItem>::new());
+}

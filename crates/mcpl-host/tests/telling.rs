@@ -1042,3 +1042,29 @@ fn h47_the_last_256_pushes_told_before_their_change_are_remembered() {
         "the oldest of 257 was kept"
     );
 }
+
+/// What the model reads when the server drops a tool it was shown in an open instance: the
+/// tool is named as no longer available there, once.
+#[test]
+fn h02_the_model_is_told_once_that_a_dropped_tool_is_gone_from_its_instance() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    {
+        let mut s = h.pair("arcade").server.borrow_mut();
+        s.tools.retain(|t| t["name"] != "board");
+        for inst in s.open.values_mut() {
+            inst.vis.remove("board");
+        }
+    }
+    let p = h.pair("arcade");
+    p.host.resync(p.now);
+    let told = h.notices().join("\n");
+    assert!(
+        told.contains("- `board` in `game`/`g1` is no longer available"),
+        "{told}"
+    );
+    let p = h.pair("arcade");
+    p.host.resync(p.now);
+    assert_eq!(h.notices(), Vec::<String>::new(), "told twice");
+}

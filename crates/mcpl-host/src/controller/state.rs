@@ -363,8 +363,8 @@ impl Snapshot {
             }
         }
         // A view entry that is gone now needs no item of its own: its instance closed (told
-        // above), or a list moved its tool, which `apply_list` tells (to static as
-        // `PresenceListed`, out of a toolset by `tell_moved_out`), or dropped it.
+        // above), or a list moved or dropped its tool, which `apply_list` tells (to static as
+        // `PresenceListed`, out of a toolset or out of the list by `tell_moved_out`).
         items
     }
 
@@ -481,42 +481,46 @@ impl Snapshot {
         items
     }
 
-    /// A tool a list moved out of its toolset (to another, to none, or to static) left the
-    /// open instances of the toolset it was in; each is told here once, as invisible where it
-    /// was, under the toolset it left (`diff` tells no departed view entry).
+    /// A visible tool a list took out of where the model saw it is told once, as invisible
+    /// there: a tool moved out of its toolset (to another, to none, or to static) left the
+    /// open instances of the toolset it was in, and is told under the toolset it left; a
+    /// dynamic tool the list no longer has at all is told gone from every place it was visible
+    /// (`diff` tells no departed view entry).
     fn tell_moved_out(
         &self,
         before_view: &View,
         old_toolsets: &BTreeMap<String, ToolsetName>,
         items: &mut Vec<ChangeItem>,
     ) {
-        // Almost every list moves nothing: then there is no view to build again.
-        let moved_any = old_toolsets.iter().any(|(tool, old)| {
-            self.tool(tool)
-                .is_some_and(|t| t.toolset.as_ref() != Some(old))
-        });
-        if !moved_any {
+        let left = |tool: &str| match (self.tool(tool), old_toolsets.get(tool)) {
+            (None, _) => true,
+            (Some(t), Some(old)) => t.toolset.as_ref() != Some(old),
+            (Some(_), None) => false,
+        };
+        // Almost every list moves and drops nothing: then there is no view to build again.
+        if !before_view.keys().any(|(tool, _)| left(tool)) {
             return;
         }
         let after = self.view();
         for ((tool, instance), (was, _)) in before_view {
-            let Some(old) = old_toolsets.get(tool) else {
-                continue;
-            };
-            let moved = self
-                .tool(tool)
-                .is_some_and(|t| t.toolset.as_ref() != Some(old));
             let key = (tool.clone(), instance.clone());
-            if !*was
-                || !moved
-                || after.contains_key(&key)
-                || !self.open.contains_key(&(old.clone(), instance.clone()))
+            if !*was || !left(tool) || after.contains_key(&key) {
+                continue;
+            }
+            // Where the model saw it: an instance of a declared toolset, or loose.
+            let toolset = old_toolsets
+                .get(tool)
+                .filter(|ts| self.declared.contains_key(*ts));
+            let dropped = self.tool(tool).is_none();
+            if !dropped
+                && !toolset
+                    .is_some_and(|ts| self.open.contains_key(&(ts.clone(), instance.clone())))
             {
                 continue;
             }
             items.push(ChangeItem::Visibility {
                 tool: tool.clone(),
-                toolset: Some(old.clone()),
+                toolset: toolset.cloned(),
                 instance: instance.clone(),
                 visible: false,
             });
