@@ -33,6 +33,8 @@ pub(crate) struct Driver {
     pub(crate) outgoing: Outgoing<Waiter>,
     pub(crate) seq: u64,
     pub(crate) peer: Weak<Shared>,
+    /// Takes requests on this task before they become events.
+    pub(crate) inline_requests: Option<crate::event::InlineRequests>,
 }
 
 impl Driver {
@@ -327,12 +329,19 @@ impl Driver {
             );
             return;
         }
-        let responder = Responder {
+        let mut responder = Responder {
             id: request.id.clone(),
             method: request.method.clone(),
             link: shared,
             armed: true,
         };
+        let mut request = request;
+        if let Some(inline) = &self.inline_requests {
+            match inline.handle(request, responder) {
+                None => return,
+                Some(back) => (request, responder) = back,
+            }
+        }
         self.emit(Event::Request {
             seq,
             request,

@@ -273,3 +273,40 @@ pub fn decode_params<T: DeserializeOwned>(request: &Request) -> Result<T, ErrorO
         )
     })
 }
+
+/// A handler run on the connection's own task for every request read, before the request
+/// becomes an [`Event::Request`]. It answers the request or hands it
+/// on (to another task, with its [`Responder`]) and returns `None`, or
+/// gives both back to be queued as an event as usual. The request is then handled without
+/// a trip through the application's event loop, a task switch per request saved on a busy
+/// path. The handler must not block: the connection reads nothing while it runs. A request
+/// it takes may overtake requests queued as events before it.
+#[derive(Clone)]
+pub struct InlineRequests(
+    #[allow(clippy::type_complexity)]
+    std::sync::Arc<dyn Fn(Request, Responder) -> Option<(Request, Responder)> + Send + Sync>,
+);
+
+impl InlineRequests {
+    /// A handler from a function (see [`InlineRequests`]).
+    pub fn new(
+        handler: impl Fn(Request, Responder) -> Option<(Request, Responder)> + Send + Sync + 'static,
+    ) -> Self {
+        InlineRequests(std::sync::Arc::new(handler))
+    }
+
+    /// Runs the handler.
+    pub(crate) fn handle(
+        &self,
+        request: Request,
+        responder: Responder,
+    ) -> Option<(Request, Responder)> {
+        (self.0)(request, responder)
+    }
+}
+
+impl std::fmt::Debug for InlineRequests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InlineRequests(..)")
+    }
+}

@@ -5,7 +5,7 @@
 
 use crate::error::RpcError;
 use crate::queue::QueueSender;
-use crate::transport::{Outbound, OutboundQueue, TransportKind};
+use crate::transport::{Direct, DirectWriter, Outbound, TransportKind};
 use mcpl_protocol::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -30,10 +30,11 @@ pub(crate) struct Shared {
 pub(crate) struct Incoming {
     pub(crate) open: HashMap<RequestId, IncomingState>,
     pub(crate) closed: bool,
-    /// The writer's queue, for handles to write to straight, without a trip through the
-    /// connection's task. `None` once the read side ended (the task then waits for the last
-    /// answers, so they go through it) and when the connection closed.
-    pub(crate) writer: Option<OutboundQueue>,
+    /// The writer's queue or a wire that writes through, for handles to write to straight,
+    /// without a trip through the connection's task. `None` once the read side ended (the
+    /// task then waits for the last answers, so they go through it) and when the connection
+    /// closed.
+    pub(crate) writer: Option<DirectWriter>,
     /// Commands queued for the task and not yet handled. While any is, a handle's write goes
     /// through the task too, behind them, so messages leave in the order they were sent.
     pub(crate) queued: usize,
@@ -106,23 +107,34 @@ impl Shared {
         Ok(())
     }
 
-    /// Writes `out`: straight to the writer's queue when nothing is queued for the task
-    /// ahead of it, through the task otherwise. The table stays locked throughout, so writes
-    /// from several handles keep the order they were made in.
+    /// Writes `out`: straight to the writer's queue or the wire when nothing is queued for
+    /// the task ahead of it, through the task otherwise. The table stays locked throughout,
+    /// so writes from several handles keep the order they were made in.
     fn write(&self, incoming: &mut Incoming, out: Outbound) -> Result<(), RpcError> {
         let direct = match &incoming.writer {
-            Some(writer) if incoming.queued == 0 => writer.send(out).map_err(|_| ()),
+            // A wire outlives its task when the runtime shuts down: write only while the
+            // task is there to finish what the pipe does not take at once.
+            Some(_) if self.commands.is_closed() => {
+                incoming.writer = None;
+                return Err(RpcError::Closed { reason: None });
+            }
+            Some(writer) if incoming.queued == 0 => writer.write(out),
             _ => return self.queue(incoming, Command::Write(out)),
         };
-        if direct.is_err() {
-            // Full (the task closes the connection) or the writer is gone (its reader
-            // reports the close): either way the task must look, and the message is dropped,
-            // as the task's own write would have dropped it. When the task is gone too (its
-            // runtime shut down), the connection is closed.
-            incoming.writer = None;
-            return self.queue(incoming, Command::Wake);
+        match direct {
+            Direct::Done => Ok(()),
+            // The wire holds the rest; the task writes it with its own waker (or closes the
+            // connection after an overflow or a failed write).
+            Direct::WakeTask => self.queue(incoming, Command::Wake),
+            Direct::Dropped => {
+                // Full (the task closes the connection) or the writer is gone (its reader
+                // reports the close): either way the task must look, and the message is
+                // dropped, as the task's own write would have dropped it. When the task is
+                // gone too (its runtime shut down), the connection is closed.
+                incoming.writer = None;
+                self.queue(incoming, Command::Wake)
+            }
         }
-        Ok(())
     }
 
     /// Writes a message that belongs to the incoming request `related`.

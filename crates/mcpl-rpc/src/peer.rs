@@ -23,6 +23,9 @@ pub struct PeerConfig {
     /// How many requests nobody awaits are remembered so their late answers are recognised
     /// (default 1024; the oldest is forgotten first).
     pub max_late_records: usize,
+    /// Takes incoming requests on the connection's own task (default: none, every request
+    /// is an [`Event`](crate::Event)).
+    pub inline_requests: Option<crate::event::InlineRequests>,
 }
 
 impl Default for PeerConfig {
@@ -30,6 +33,7 @@ impl Default for PeerConfig {
         PeerConfig {
             default_timeout: Duration::from_secs(60),
             max_late_records: 1024,
+            inline_requests: None,
         }
     }
 }
@@ -134,6 +138,7 @@ impl Peer {
             outgoing: Outgoing::new(config.max_late_records),
             seq: 0,
             peer: Arc::downgrade(&shared),
+            inline_requests: config.inline_requests,
         };
         tokio::spawn(driver.run());
         (Peer { shared }, Events { rx: event_rx })

@@ -539,3 +539,46 @@ fn a_peer_whose_runtime_has_shut_down_is_closed() {
         Err(RpcError::Closed { .. })
     ));
 }
+
+#[tokio::test]
+async fn an_inline_handler_takes_its_requests_on_the_connection_task_and_passes_the_rest() {
+    let (a, b) = Transport::memory_pair();
+    let inline = mcpl_rpc::InlineRequests::new(|request, responder| {
+        if request.method != "fast" {
+            return Some((request, responder));
+        }
+        let _ = responder.respond(json!({"inline": true}));
+        None
+    });
+    let config = PeerConfig {
+        inline_requests: Some(inline),
+        ..PeerConfig::default()
+    };
+    let (server, mut server_events) = Peer::start(b, config);
+    let (client, _client_events) = Peer::start(a, PeerConfig::default());
+    let seen = tokio::spawn(async move {
+        let mut methods = Vec::new();
+        while let Some(event) = server_events.recv().await {
+            if let Event::Request {
+                request, responder, ..
+            } = event
+            {
+                methods.push(request.method.clone());
+                let _ = responder.respond(json!({"inline": false}));
+            }
+        }
+        methods
+    });
+    let fast = client.request_value("fast", None, secs(5)).await.unwrap();
+    assert_eq!(fast.value, json!({"inline": true}));
+    let slow = client.request_value("slow", None, secs(5)).await.unwrap();
+    assert_eq!(slow.value, json!({"inline": false}));
+    client.close().await;
+    server.close().await;
+    drop(server);
+    assert_eq!(
+        seen.await.unwrap(),
+        ["slow"],
+        "the inline handler's request became an event"
+    );
+}

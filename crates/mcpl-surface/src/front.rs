@@ -6,10 +6,11 @@
 //! published once the servers have been read; it changes only if a server changes a static
 //! tool's definition, never because toolsets opened, closed or changed (§8.1, §8.6). Every
 //! call goes to the driver as this session's agent, whose window is its results: what it is
-//! owed rides with its next answer, in read order. A `tools/call` is handed to the host task,
-//! which answers the client itself when the call's answer comes (no task per call, and a slow
-//! call never blocks the next); only a call that must first wait for the servers to be read
-//! gets a task of its own.
+//! owed rides with its next answer, in read order. A `tools/call` is handed to the host task
+//! from the connection's own task (not through the session's loop), and the host task answers
+//! the client itself when the call's answer comes (no task per call, and a slow call never
+//! blocks the next); only a call that must first wait for the servers to be read gets a task
+//! of its own.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -28,7 +29,7 @@ use mcpl_protocol::mcp::{
 };
 use mcpl_protocol::mcpl::{FeatureSet, FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::methods;
-use mcpl_rpc::{Event, Peer, PeerConfig, Responder, Transport, decode_params};
+use mcpl_rpc::{Event, InlineRequests, Peer, PeerConfig, Responder, Transport, decode_params};
 use serde_json::{Map, Value, json};
 
 use crate::meter::Counters;
@@ -116,7 +117,6 @@ impl Agent for ClientAgent {
 
 /// Serves one client over `transport` until it closes, as agent `agent`.
 pub(crate) async fn serve(shared: Shared, transport: Transport, agent: AgentId) {
-    let (peer, mut events) = Peer::start(transport, PeerConfig::default());
     let state = Arc::new(Mutex::new(SessionState {
         sink: None,
         client_push: false,
@@ -125,10 +125,16 @@ pub(crate) async fn serve(shared: Shared, transport: Transport, agent: AgentId) 
         next_push_id: 0,
         event_ids: shared.event_ids.clone(),
     }));
+    // The agent is known to the host task before the first call can reach it.
     let _ = shared
         .host
         .add_agent(agent.clone(), ClientAgent(state.clone()));
     let _ = shared.host.observe(stale_teller(Arc::downgrade(&state)));
+    let config = PeerConfig {
+        inline_requests: Some(calls_inline(shared.clone(), agent.clone())),
+        ..PeerConfig::default()
+    };
+    let (peer, mut events) = Peer::start(transport, config);
     while let Some(event) = events.recv().await {
         match event {
             Event::Request {
@@ -148,16 +154,6 @@ pub(crate) async fn serve(shared: Shared, transport: Transport, agent: AgentId) 
                         let _ = responder.respond(list);
                     });
                 }
-                methods::TOOLS_CALL => {
-                    let params: CallToolParams = match decode_params(&request) {
-                        Ok(p) => p,
-                        Err(e) => {
-                            let _ = responder.error(e);
-                            continue;
-                        }
-                    };
-                    tools_call(&shared, &agent, params, responder);
-                }
                 _ => {
                     let _ = responder.method_not_found();
                 }
@@ -169,6 +165,24 @@ pub(crate) async fn serve(shared: Shared, transport: Transport, agent: AgentId) 
     }
     let _ = shared.host.remove_agent(&agent);
     peer.close().await;
+}
+
+/// `tools/call` taken on the connection's own task and handed straight to the host task
+/// ([`tools_call`]), without a trip through the session's loop; every other request goes to
+/// the loop.
+fn calls_inline(shared: Shared, agent: AgentId) -> InlineRequests {
+    InlineRequests::new(move |request, responder| {
+        if request.method != methods::TOOLS_CALL {
+            return Some((request, responder));
+        }
+        match decode_params::<CallToolParams>(&request) {
+            Ok(params) => tools_call(&shared, &agent, params, responder),
+            Err(e) => {
+                let _ = responder.error(e);
+            }
+        }
+        None
+    })
 }
 
 /// After a change: if a static definition changed (never a toolset, §8.1), tell the client

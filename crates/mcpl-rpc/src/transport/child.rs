@@ -99,7 +99,8 @@ impl Transport {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(RpcError::Transport("child has no stdin or stdout".into()));
         };
-        let mut transport = lines::spawn(TransportKind::ChildProcess, stdout, stdin, limits);
+        let mut transport =
+            lines::line_transport(TransportKind::ChildProcess, stdout, stdin, limits);
         if let Some(err) = child.stderr.take() {
             let (tx, rx) = mpsc::channel(STDERR_BACKLOG);
             let dropped = Arc::new(AtomicU64::new(0));

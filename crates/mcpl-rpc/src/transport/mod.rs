@@ -2,8 +2,10 @@
 //!
 //! Every transport is the same small thing, a [`Transport`]: a channel of [`Inbound`] frames in
 //! the order its reader took them off the wire, a channel of [`Outbound`] messages to write,
-//! and the tasks (or child process) behind them; except WebSocket, whose frames the peer's own
-//! task moves (no task and no channel of its own: a server keeps thousands of idle ones). The
+//! and the tasks (or child process) behind them; except WebSocket and newline-delimited stdio,
+//! whose frames the peer's own task moves (no task and no channel of their own: a server keeps
+//! thousands of idle WebSockets, and a stdio message then costs no task switch on the way in).
+//! A stdio wire also lets handles write straight onto it from their own tasks. The
 //! [`crate::Peer`] never knows which wire it runs on, except through [`TransportKind`], which
 //! tells a host whether the wire keeps order (RFC-014 §6.1: stdio and WebSocket do; Streamable
 //! HTTP does not).
@@ -22,8 +24,8 @@ pub mod ws;
 use bytes::Bytes;
 use mcpl_protocol::frame::{FrameError, Limits};
 use mcpl_protocol::jsonrpc::{Message, RequestId};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -266,9 +268,65 @@ pub(crate) enum Io {
         /// Messages to write.
         outbound: OutboundQueue,
     },
-    /// The peer's own task moves the frames: no task and no queue of the transport's own,
-    /// for wires that keep many idle connections (WebSocket).
-    Inline(Box<dyn Wire>),
+    /// The peer's own task moves the frames: no task and no queue of the transport's own
+    /// (WebSocket, whose servers keep many idle connections, and stdio lines). Shared with
+    /// the handles when the wire [writes through](Wire::writes_through).
+    Inline(SharedWire),
+}
+
+/// An inline wire, shared by the peer's task and (for a wire that writes through) the
+/// handles. The lock is only ever held for one non-blocking step of the wire.
+pub(crate) type SharedWire = Arc<Mutex<Box<dyn Wire>>>;
+
+/// Locks an inline wire; a wire is never left half-changed by a panic in a step of its own.
+pub(crate) fn lock_wire(wire: &Mutex<Box<dyn Wire>>) -> MutexGuard<'_, Box<dyn Wire>> {
+    wire.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// How a handle writes without a trip through the peer's task.
+#[derive(Debug, Clone)]
+pub(crate) enum DirectWriter {
+    /// Into the queue of the transport's writer task.
+    Queue(OutboundQueue),
+    /// Straight onto an inline wire that writes through: what the pipe takes at once is
+    /// written by the handle's own task.
+    Wire(SharedWire),
+}
+
+/// What came of a [`DirectWriter::write`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Direct {
+    /// Written, or queued for a writer that will write it.
+    Done,
+    /// Taken, but the peer's task must look: the wire has more to write than the pipe took
+    /// at once, or overflowed.
+    WakeTask,
+    /// Dropped: the queue is full or its writer gone. The task must look, and handles must
+    /// write through it from now on.
+    Dropped,
+}
+
+impl DirectWriter {
+    /// Writes `out` from the caller's task.
+    pub(crate) fn write(&self, out: Outbound) -> Direct {
+        match self {
+            DirectWriter::Queue(queue) => match queue.send(out) {
+                Ok(()) => Direct::Done,
+                Err(_) => Direct::Dropped,
+            },
+            DirectWriter::Wire(wire) => {
+                let mut wire = lock_wire(wire);
+                wire.write(out);
+                // Some writers need a runtime to write (the process's own stdout hands its
+                // bytes to a blocking thread): from outside one, the task writes.
+                if tokio::runtime::Handle::try_current().is_ok() && wire.flush_now() {
+                    Direct::Done
+                } else {
+                    Direct::WakeTask
+                }
+            }
+        }
+    }
 }
 
 /// A wire whose frames the peer's task moves itself (see [`Io::Inline`]).
@@ -288,6 +346,20 @@ pub(crate) trait Wire: Send + std::fmt::Debug {
 
     /// Writes what is queued (unless overflowed) and closes the wire.
     fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<()>;
+
+    /// Whether handles may write straight onto this wire from their own tasks
+    /// ([`DirectWriter::Wire`]), each write then taking what the pipe takes at once.
+    fn writes_through(&self) -> bool {
+        false
+    }
+
+    /// Writes what is queued as far as the pipe takes it now, with no task to wake later.
+    /// True when nothing is left to write and nothing needs the peer's task (a failed write
+    /// or an overflow does); false tells the caller to wake the task, which goes on with
+    /// its own waker.
+    fn flush_now(&mut self) -> bool {
+        false
+    }
 }
 
 /// Tasks and processes that live as long as the transport.
@@ -389,15 +461,18 @@ impl Transport {
     pub(crate) fn overflowed(&self) -> bool {
         match &self.io {
             Io::Queues { outbound, .. } => outbound.overflowed(),
-            Io::Inline(wire) => wire.overflowed(),
+            Io::Inline(wire) => lock_wire(wire).overflowed(),
         }
     }
 
-    /// The writer's queue, for handles to write to without a trip through the peer's task;
-    /// `None` when that task writes itself.
-    pub(crate) fn direct_writer(&self) -> Option<OutboundQueue> {
+    /// How handles write without a trip through the peer's task: the writer's queue, or an
+    /// inline wire that writes through; `None` when that task writes itself.
+    pub(crate) fn direct_writer(&self) -> Option<DirectWriter> {
         match &self.io {
-            Io::Queues { outbound, .. } => Some(outbound.clone()),
+            Io::Queues { outbound, .. } => Some(DirectWriter::Queue(outbound.clone())),
+            Io::Inline(wire) if lock_wire(wire).writes_through() => {
+                Some(DirectWriter::Wire(wire.clone()))
+            }
             Io::Inline(_) => None,
         }
     }
@@ -409,7 +484,7 @@ impl Transport {
             Io::Queues { outbound, .. } => {
                 let _ = outbound.send(out);
             }
-            Io::Inline(wire) => wire.write(out),
+            Io::Inline(wire) => lock_wire(wire).write(out),
         }
     }
 
@@ -418,7 +493,7 @@ impl Transport {
     pub(crate) fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
         match &mut self.io {
             Io::Queues { inbound, .. } => inbound.poll_recv(cx),
-            Io::Inline(wire) => wire.poll_io(cx).map(Some),
+            Io::Inline(wire) => lock_wire(wire).poll_io(cx).map(Some),
         }
     }
 
@@ -427,7 +502,7 @@ impl Transport {
     pub(crate) fn poll_writes(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         match &mut self.io {
             Io::Queues { .. } => Poll::Pending,
-            Io::Inline(wire) => wire.poll_io(cx).map(|_| ()),
+            Io::Inline(wire) => lock_wire(wire).poll_io(cx).map(|_| ()),
         }
     }
 
@@ -435,24 +510,26 @@ impl Transport {
     /// readers stop and a child process gets a short grace period before it is killed.
     pub(crate) async fn shutdown(self) {
         let Transport { io, mut guard, .. } = self;
-        let (inbound, outbound) = match io {
-            Io::Queues { inbound, outbound } => (inbound, outbound),
-            Io::Inline(mut wire) => {
-                std::future::poll_fn(|cx| wire.poll_shutdown(cx)).await;
-                return;
+        match io {
+            Io::Queues { inbound, outbound } => {
+                let overflowed = outbound.overflowed();
+                drop(outbound);
+                if let Some(writer) = guard.writer.take() {
+                    if overflowed {
+                        // The other side does not read: what is queued would never be
+                        // written.
+                        writer.abort();
+                    } else {
+                        let _ = writer.await;
+                    }
+                }
+                drop(inbound);
             }
-        };
-        let overflowed = outbound.overflowed();
-        drop(outbound);
-        if let Some(writer) = guard.writer.take() {
-            if overflowed {
-                // The other side does not read: what is queued would never be written.
-                writer.abort();
-            } else {
-                let _ = writer.await;
+            Io::Inline(wire) => {
+                // Writes what is queued and closes the writing side (a child's stdin).
+                std::future::poll_fn(|cx| lock_wire(&wire).poll_shutdown(cx)).await;
             }
         }
-        drop(inbound);
         if let Some(mut child) = guard.child.take() {
             match tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await {
                 Ok(_) => {}

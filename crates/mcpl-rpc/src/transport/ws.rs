@@ -244,7 +244,7 @@ where
     Transport {
         kind: TransportKind::WebSocket,
         limits,
-        io: Io::Inline(Box::new(wire)),
+        io: Io::Inline(std::sync::Arc::new(std::sync::Mutex::new(Box::new(wire)))),
         guard: Guard::default(),
         stderr: None,
     }
