@@ -774,3 +774,46 @@ fn h74_look_at_a_tool_shows_its_class_given_as_a_string_or_a_list() {
         assert!(text.contains(shown), "{class}: {text}");
     }
 }
+
+/// A server that is up is headed by its name alone; one that is not, by its state and a note
+/// that what follows is the last state known. A catalog with a server in it never says that
+/// no server presents toolsets.
+#[test]
+fn h62_look_heads_a_server_with_its_state_only_when_it_is_not_up() {
+    use mcpl_host::presenter::LinkState;
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    h.pres.set_link(&sn("arcade"), LinkState::Up);
+    let text = h.call(META_LOOK, json!({}));
+    assert!(text.lines().any(|l| l == "server `arcade`:"), "{text}");
+    assert!(!text.contains("showing the last state known"), "{text}");
+    assert!(!text.contains("no server presents toolsets"), "{text}");
+    h.pres
+        .set_link(&sn("arcade"), LinkState::Connecting { attempt: 2 });
+    let text = h.call(META_LOOK, json!({"server": "arcade"}));
+    assert!(
+        text.lines()
+            .any(|l| l
+                == "server `arcade` (reconnecting (attempt 2); showing the last state known):"),
+        "{text}"
+    );
+}
+
+/// H64: act on a static tool is refused with the name to call it by on the server it was
+/// asked of; a server that does not exist is refused as unknown, even when another server
+/// has a static tool of that name.
+#[test]
+fn h64_act_on_a_static_tool_names_it_on_the_server_asked_of() {
+    let mut h = two_servers();
+    for server in ["arcade", "other"] {
+        let text = h.call(META_ACT, json!({"server": server, "tool": "challenge"}));
+        let model = h.pres.model_name(&sn(server), "challenge");
+        assert_eq!(
+            text,
+            format!("`challenge` is not a dynamic tool; call it by name as `{model}`")
+        );
+    }
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    let text = h.call(META_ACT, json!({"server": "nope", "tool": "challenge"}));
+    assert!(!text.contains("call it by name"), "{text}");
+    assert!(text.contains("no server `nope`"), "{text}");
+}

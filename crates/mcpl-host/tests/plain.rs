@@ -100,7 +100,8 @@ fn open_call_close_are_host_side_and_a_closed_toolsets_tool_is_refused_with_the_
     );
     let called = h.call("toolsets_act", json!({"tool": "git_t1"}));
     assert!(called.starts_with("ok"), "{called}");
-    h.call("toolsets_close", json!({"server": "box", "toolset": "git"}));
+    let closed = h.call("toolsets_close", json!({"server": "box", "toolset": "git"}));
+    assert_eq!(closed, "closed `git` on `box` (host side)");
     let again = h.call("toolsets_act", json!({"tool": "git_t1"}));
     assert!(
         again.contains(r#"toolsets_open {"server":"box","toolset":"git"}"#),
@@ -358,4 +359,64 @@ fn a_host_side_open_that_failed_says_not_done_never_opened() {
     let answer = h.call("toolsets_open", json!({"server": "box", "toolset": "git"}));
     assert!(answer.starts_with("not done:"), "{answer}");
     assert!(!answer.contains("opened `git`"), "{answer}");
+}
+
+/// H78 across a change of kind: a plain server the host grouped that comes back with
+/// toolHints on starts from nothing (its host-side toolsets are not the server's), and a
+/// hinted server that comes back without them starts from nothing too, grouping or not.
+#[test]
+fn h78_a_server_that_turns_tool_hints_on_or_off_across_a_reconnect_starts_afresh() {
+    let g = Grouping {
+        static_limit: 3,
+        ..Grouping::default()
+    };
+    let mut h = plain_host(vec![("box", box_server(), g.clone())]);
+    h.call("toolsets_open", json!({"toolset": "git"}));
+    let prev = h.pair("box").host.snapshot().clone();
+    assert!(prev.is_open("git"));
+    let mut hinted = ControllerConfig::new(sn("box"), "alice");
+    hinted.manifest = Some(arcade().manifest);
+    hinted.grouping = Some(g.clone());
+    let c = mcpl_host::Controller::resume(hinted, h.pair("box").now, Some(prev));
+    assert!(c.snapshot().hinted(), "the manifest turns hints on");
+    assert!(
+        c.snapshot().open().is_empty() && c.snapshot().tools().is_empty(),
+        "the host's grouping survived the server turning hints on"
+    );
+    // The other way: the arcade, hinted with `g1` open, comes back without toolHints.
+    let mut p = Pair::new(arcade());
+    p.open_game("g1");
+    let prev = p.host.snapshot().clone();
+    let mut plain = config(&arcade());
+    plain.manifest = Some(json!({"version": "0.5"}));
+    plain.grouping = Some(g);
+    let c = mcpl_host::Controller::resume(plain, p.now, Some(prev));
+    assert!(!c.snapshot().hinted());
+    assert!(
+        c.snapshot().open().is_empty() && c.snapshot().tools().is_empty(),
+        "a hinted server's state survived the server turning hints off"
+    );
+}
+
+/// H40: a search hit on a toolset the host keeps sums up that toolset's own tools, none of
+/// another's.
+#[test]
+fn h40_a_search_hit_on_a_host_side_toolset_sums_up_its_own_tools() {
+    let g = Grouping {
+        toolsets: vec![(open_key("vcs", None).0, vec!["git_*".into()])],
+        ..Grouping::default()
+    };
+    let mut h = plain_host(vec![("box", box_server(), g)]);
+    let agent = h.agent.clone();
+    let q = LookQuery {
+        query: Some("vcs".into()),
+        ..LookQuery::default()
+    };
+    let text = h.pres.look(&agent, &q, &[]).text;
+    let line = text
+        .lines()
+        .find(|l| l.contains("toolset `vcs` on `box`"))
+        .unwrap_or_else(|| panic!("no hit on the toolset: {text}"));
+    assert!(line.contains("12 tools: git_t0, git_t1"), "{line}");
+    assert!(!line.contains("fs_t") && !line.contains("ping"), "{line}");
 }

@@ -885,3 +885,25 @@ fn h02_a_visible_loose_tool_the_list_drops_is_told_gone_and_an_invisible_one_is_
     drop_from_list(&mut p, "play");
     assert_eq!(p.visibility_items(), Vec::<&ChangeItem>::new());
 }
+
+/// H26: a statement that answers after its read timed out leaves the failed run's back-off
+/// as it was: the failure is counted once and the retry keeps its time.
+#[test]
+fn h26_a_statement_answered_after_its_timeout_leaves_the_back_off_as_it_was() {
+    use mcpl_host::controller::RecoveryPhase;
+    let mut p = Pair::new(arcade());
+    p.clear();
+    p.hold.insert("toolsets/list".into());
+    p.host.resync(p.now);
+    p.run();
+    assert_eq!(p.held.len(), 1, "the statement is out");
+    p.advance(Duration::from_secs(31));
+    let waiting = p.host.recovery();
+    assert!(
+        matches!(waiting.phase, RecoveryPhase::Waiting { .. }),
+        "{waiting:?}"
+    );
+    assert_eq!(waiting.failures, 1);
+    p.release("toolsets/list");
+    assert_eq!(p.host.recovery(), waiting);
+}

@@ -1068,3 +1068,22 @@ fn h02_the_model_is_told_once_that_a_dropped_tool_is_gone_from_its_instance() {
     p.host.resync(p.now);
     assert_eq!(h.notices(), Vec::<String>::new(), "told twice");
 }
+
+/// A removed agent is forgotten with what it was owed: a change read after its session
+/// ended is kept for no one (a queue kept for it would grow with every change), and its
+/// window is empty.
+#[test]
+fn h45_a_removed_agent_is_forgotten_and_later_changes_are_kept_for_no_one() {
+    let mut h = Host::new(vec![("arcade", arcade())]);
+    open_g1(&mut h);
+    h.notices();
+    let agent = h.agent.clone();
+    h.pres.remove_agent(&agent);
+    h.pair("arcade")
+        .server
+        .borrow_mut()
+        .set_visible("board", Some("g1"), false);
+    h.sync();
+    assert!(h.pres.waiting(&agent).is_empty());
+    assert!(h.pres.poll_window(&agent).is_none());
+}

@@ -139,4 +139,21 @@ mod tests {
         let other = validator(&json!({"type": "object"})).expect("compiles");
         assert!(!Rc::ptr_eq(&first, &other));
     }
+
+    /// The cache keeps every schema up to its bound, not only the latest, and never holds
+    /// more than the bound.
+    #[test]
+    fn the_cache_keeps_schemas_up_to_its_bound_and_no_more() {
+        let kept = json!({"type": "object", "title": "kept"});
+        let first = validator(&kept).expect("compiles");
+        for i in 0..10 {
+            validator(&json!({"type": "object", "title": format!("s{i}")})).expect("compiles");
+        }
+        let again = validator(&kept).expect("compiles");
+        assert!(Rc::ptr_eq(&first, &again), "dropped before the bound");
+        for i in 0..2 * CACHED_SCHEMAS {
+            validator(&json!({"title": format!("t{i}")})).expect("compiles");
+        }
+        assert!(VALIDATORS.with_borrow(|v| v.len()) <= CACHED_SCHEMAS);
+    }
 }

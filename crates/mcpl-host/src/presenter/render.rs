@@ -210,6 +210,10 @@ mod tests {
             identity(&json!({"b": 2, "a": 1.0}))
         );
         assert_ne!(identity(&json!([[1], 2])), identity(&json!([[1, 2]])));
+        // Only whole numbers in the exact range are written as integers: a fraction keeps its
+        // digits, and numbers past 2^53 keep their own form.
+        assert_ne!(identity(&json!(1.5)), identity(&json!(1)));
+        assert_ne!(identity(&json!(1e20)), identity(&json!(1e19)));
     }
 
     #[test]
