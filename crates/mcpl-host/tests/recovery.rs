@@ -20,13 +20,20 @@ fn h23_recovery_reads_the_list_then_the_statement() {
     assert_eq!(p.sent_methods(), vec!["tools/list", "toolsets/list"]);
 }
 
-#[test]
-fn h24_one_run_at_a_time_and_exactly_one_more_for_triggers_during_it() {
+/// A connected arcade pair with a recovery run started whose `method` requests are held
+/// (the run waits at that read).
+fn resync_holding(method: &str) -> Pair {
     let mut p = Pair::new(arcade());
     p.clear();
-    p.hold.insert("tools/list".into());
+    p.hold.insert(method.into());
     p.host.resync(p.now);
-    p.flush();
+    p.run();
+    p
+}
+
+#[test]
+fn h24_one_run_at_a_time_and_exactly_one_more_for_triggers_during_it() {
+    let mut p = resync_holding("tools/list");
     for _ in 0..5 {
         p.host.resync(p.now);
         p.flush();
@@ -110,11 +117,7 @@ fn h25_backoff_is_bounded_and_grows() {
 
 #[test]
 fn h26_a_failed_statement_retries() {
-    let mut p = Pair::new(arcade());
-    p.clear();
-    p.hold.insert("toolsets/list".into());
-    p.host.resync(p.now);
-    p.run();
+    let mut p = resync_holding("toolsets/list");
     let r = p.held.pop().expect("statement");
     p.hold.clear();
     p.feed(mcpl_protocol::jsonrpc::Message::Response(
@@ -139,11 +142,7 @@ fn h26_a_failed_statement_retries() {
 
 #[test]
 fn h27_a_closed_connection_applies_and_schedules_nothing() {
-    let mut p = Pair::new(arcade());
-    p.clear();
-    p.hold.insert("tools/list".into());
-    p.host.resync(p.now);
-    p.flush();
+    let mut p = resync_holding("tools/list");
     p.host.handle_close(p.now);
     p.server.borrow_mut().tools.push(tool("fresh", json!({})));
     p.release("tools/list");
@@ -891,11 +890,7 @@ fn h02_a_visible_loose_tool_the_list_drops_is_told_gone_and_an_invisible_one_is_
 #[test]
 fn h26_a_statement_answered_after_its_timeout_leaves_the_back_off_as_it_was() {
     use mcpl_host::controller::RecoveryPhase;
-    let mut p = Pair::new(arcade());
-    p.clear();
-    p.hold.insert("toolsets/list".into());
-    p.host.resync(p.now);
-    p.run();
+    let mut p = resync_holding("toolsets/list");
     assert_eq!(p.held.len(), 1, "the statement is out");
     p.advance(Duration::from_secs(31));
     let waiting = p.host.recovery();

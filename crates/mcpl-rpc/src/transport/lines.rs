@@ -4,11 +4,11 @@
 //! the pipe and the peer, so a frame read is handled on the task that read it, and a call
 //! through a chain of stdio hops (a surface host, say) costs no task switch per hop for it.
 
+use super::backlog::Backlog;
 use super::{Guard, Inbound, Io, Outbound, Transport, TransportKind, Wire};
 use bytes::Bytes;
 use mcpl_protocol::frame::{self, FrameError, Limits};
 use mcpl_protocol::sniff::SNIFF_BYTES;
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -46,9 +46,7 @@ where
         reading: true,
         at_eof: false,
         writing: Writing::default(),
-        backlog: VecDeque::new(),
-        capacity: super::OUTBOUND_CAPACITY,
-        overflowed: false,
+        backlog: Backlog::new(super::OUTBOUND_CAPACITY),
         end: None,
     };
     Transport {
@@ -178,10 +176,7 @@ struct LinesWire<R, W> {
     at_eof: bool,
     writing: Writing,
     /// Messages waiting while another is being written.
-    backlog: VecDeque<Outbound>,
-    /// How many may wait before the other side counts as reading too slowly.
-    capacity: usize,
-    overflowed: bool,
+    backlog: Backlog,
     /// The end of the read side, found by a failed write, not reported yet.
     end: Option<Option<String>>,
 }
@@ -214,7 +209,7 @@ where
         loop {
             match &mut self.writing {
                 Writing::Done => {
-                    self.backlog = VecDeque::new();
+                    self.backlog.clear();
                     return;
                 }
                 Writing::Line(bytes, written) => {
@@ -242,7 +237,7 @@ where
                     Some(next) => self.start(&next),
                     None => {
                         // A burst's room is given back: an idle connection keeps none.
-                        self.backlog = VecDeque::new();
+                        self.backlog.clear();
                         return;
                     }
                 },
@@ -254,7 +249,7 @@ where
     /// (the connection is gone for this side's purposes).
     fn write_failed(&mut self, error: String) {
         self.writing = Writing::Done;
-        self.backlog = VecDeque::new();
+        self.backlog.clear();
         if self.reading {
             self.reading = false;
             self.end = Some(Some(format!("write failed: {error}")));
@@ -324,28 +319,18 @@ where
     }
 
     fn write(&mut self, out: Outbound) {
-        if matches!(self.writing, Writing::Done) || self.overflowed {
+        if matches!(self.writing, Writing::Done) || self.backlog.overflowed() {
             // After a failed write the rest is dropped: the wire is gone.
             return;
         }
         if matches!(self.writing, Writing::Idle) && self.backlog.is_empty() {
             return self.start(&out);
         }
-        if self.backlog.len() >= self.capacity {
-            self.overflowed = true;
-            self.backlog = VecDeque::new();
-            tracing::warn!(
-                "closing the connection: the other side reads too slowly ({} messages \
-                 queued for it)",
-                self.capacity
-            );
-            return;
-        }
-        self.backlog.push_back(out);
+        self.backlog.push(out);
     }
 
     fn overflowed(&self) -> bool {
-        self.overflowed
+        self.backlog.overflowed()
     }
 
     /// A line written from the handle's task reaches the pipe without waking the peer's.
@@ -358,11 +343,11 @@ where
         matches!(self.writing, Writing::Idle)
             && self.backlog.is_empty()
             && self.end.is_none()
-            && !self.overflowed
+            && !self.backlog.overflowed()
     }
 
     fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.overflowed {
+        if self.backlog.overflowed() {
             // The other side does not read: what is queued would never be written.
             return Poll::Ready(());
         }

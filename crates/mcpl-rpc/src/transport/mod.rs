@@ -13,6 +13,7 @@
 //! A custom transport is built with [`Transport::from_channels`]: push frames into
 //! [`TransportEnds::inbound`] and write what comes out of [`TransportEnds::outbound`].
 
+mod backlog;
 pub mod child;
 pub mod http;
 mod lines;

@@ -1,12 +1,12 @@
 //! WebSocket: one JSON-RPC message per text frame, in order each way (DIGEST D2), over plain
 //! TCP (`ws://`) or TLS (`wss://`, see [`super::tls`]).
 
+use super::backlog::Backlog;
 use super::{ClientOptions, Guard, Inbound, Io, Outbound, Transport, TransportKind, Wire};
 use crate::error::RpcError;
 use bytes::Bytes;
 use futures_util::{Sink, Stream};
 use mcpl_protocol::frame::{FrameError, Limits};
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -232,13 +232,11 @@ where
     let wire = WsWire {
         ws,
         limits,
-        backlog: VecDeque::new(),
-        capacity: super::OUTBOUND_CAPACITY,
+        backlog: Backlog::new(super::OUTBOUND_CAPACITY),
         flushing: false,
         rest: None,
         reading: true,
         writing: true,
-        overflowed: false,
         end: None,
     };
     Transport {
@@ -284,9 +282,7 @@ struct WsWire<S> {
     ws: WebSocketStream<S>,
     limits: Limits,
     /// Messages waiting while another is being written; empty (and unallocated) at rest.
-    backlog: VecDeque<Outbound>,
-    /// How many may wait before the other side counts as reading too slowly.
-    capacity: usize,
+    backlog: Backlog,
     /// A frame was handed to tungstenite and is not flushed yet.
     flushing: bool,
     /// The rest of the message being written, past the frames handed over.
@@ -294,7 +290,6 @@ struct WsWire<S> {
     reading: bool,
     /// False after a write failed: nothing more is written.
     writing: bool,
-    overflowed: bool,
     /// The end of the read side, found by a failed write, not reported yet.
     end: Option<Option<String>>,
 }
@@ -369,7 +364,7 @@ where
                 }
             }
             if !self.writing {
-                self.backlog = VecDeque::new();
+                self.backlog.clear();
                 self.rest = None;
                 return;
             }
@@ -379,7 +374,7 @@ where
             }
             let Some(out) = self.backlog.pop_front() else {
                 // A burst's room is given back: an idle connection keeps none.
-                self.backlog = VecDeque::new();
+                self.backlog.clear();
                 return;
             };
             self.start(out);
@@ -433,32 +428,22 @@ where
     }
 
     fn write(&mut self, out: Outbound) {
-        if !self.writing || self.overflowed {
+        if !self.writing || self.backlog.overflowed() {
             // After a failed write the rest is dropped: the wire is gone.
             return;
         }
         if !self.busy() && self.backlog.is_empty() {
             return self.start(out);
         }
-        if self.backlog.len() >= self.capacity {
-            self.overflowed = true;
-            self.backlog = VecDeque::new();
-            tracing::warn!(
-                "closing the connection: the other side reads too slowly ({} messages \
-                 queued for it)",
-                self.capacity
-            );
-            return;
-        }
-        self.backlog.push_back(out);
+        self.backlog.push(out);
     }
 
     fn overflowed(&self) -> bool {
-        self.overflowed
+        self.backlog.overflowed()
     }
 
     fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.overflowed {
+        if self.backlog.overflowed() {
             // The other side does not read: what is queued would never be written.
             return Poll::Ready(());
         }
