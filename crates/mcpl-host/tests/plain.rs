@@ -399,9 +399,9 @@ fn h78_a_server_that_turns_tool_hints_on_or_off_across_a_reconnect_starts_afresh
 }
 
 /// H40: a search hit on a toolset the host keeps sums up that toolset's own tools, none of
-/// another's.
+/// another's, and gives the open call only while the toolset is closed.
 #[test]
-fn h40_a_search_hit_on_a_host_side_toolset_sums_up_its_own_tools() {
+fn h40_a_host_side_toolset_hit_sums_up_its_own_tools_and_offers_the_open_while_closed() {
     let g = Grouping {
         toolsets: vec![(open_key("vcs", None).0, vec!["git_*".into()])],
         ..Grouping::default()
@@ -419,4 +419,17 @@ fn h40_a_search_hit_on_a_host_side_toolset_sums_up_its_own_tools() {
         .unwrap_or_else(|| panic!("no hit on the toolset: {text}"));
     assert!(line.contains("12 tools: git_t0, git_t1"), "{line}");
     assert!(!line.contains("fs_t") && !line.contains("ping"), "{line}");
+    assert!(
+        line.ends_with(r#"; open it with toolsets_open {"server":"box","toolset":"vcs"}"#),
+        "{line}"
+    );
+    // Once open, the hit says so and no longer asks for the open.
+    h.call("toolsets_open", json!({"server": "box", "toolset": "vcs"}));
+    let text = h.pres.look(&agent, &q, &[]).text;
+    let line = text
+        .lines()
+        .find(|l| l.contains("toolset `vcs` on `box`"))
+        .unwrap_or_else(|| panic!("no hit on the toolset: {text}"));
+    assert!(line.contains("toolset `vcs` on `box` (open)"), "{line}");
+    assert!(!line.contains("open it with"), "{line}");
 }

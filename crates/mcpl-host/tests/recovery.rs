@@ -902,3 +902,38 @@ fn h26_a_statement_answered_after_its_timeout_leaves_the_back_off_as_it_was() {
     p.release("toolsets/list");
     assert_eq!(p.host.recovery(), waiting);
 }
+
+/// H21: a statement that gives a tool of an open instance a definition of its own, where the
+/// instance had the listed one, tells it as redefined there.
+#[test]
+fn h21_a_statement_that_gives_an_instance_its_own_definition_tells_it_redefined() {
+    let mut p = Pair::new(arcade());
+    p.open_game("g1");
+    let mut def = p
+        .server
+        .borrow()
+        .tools
+        .iter()
+        .find(|t| t["name"] == "board")
+        .cloned()
+        .expect("board");
+    def["description"] = json!("Shows the board of g1.");
+    // The server's state changes without a hint: only the statement read shows it.
+    p.server
+        .borrow_mut()
+        .open
+        .get_mut(&("game".into(), Some("g1".into())))
+        .expect("g1")
+        .defs
+        .insert("board".into(), def);
+    let before = p.items().len();
+    p.host.resync(p.now);
+    p.run();
+    let items = p.items();
+    assert!(
+        items[before..].iter().any(|i| matches!(i,
+            ChangeItem::Redefined { tool, instance: Some(n) } if tool == "board" && n.as_str() == "g1")),
+        "{:?}",
+        &items[before..]
+    );
+}
