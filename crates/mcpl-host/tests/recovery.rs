@@ -767,13 +767,7 @@ fn h02_a_list_that_changes_a_listed_definition_tells_it_redefined_in_the_open_in
         mcpl_protocol::jsonrpc::Notification::new("notifications/tools/list_changed", None),
     ));
     p.run();
-    let items = p.items();
-    assert!(
-        items[before..].iter().any(|i| matches!(i,
-            ChangeItem::Redefined { tool, instance: Some(n) } if tool == "board" && n.as_str() == "g1")),
-        "{:?}",
-        &items[before..]
-    );
+    assert_board_redefined_in_g1(&p, before);
 }
 
 /// A tool of an undeclared group is loose (§5.4): with the group open on the host side, a
@@ -929,6 +923,11 @@ fn h21_a_statement_that_gives_an_instance_its_own_definition_tells_it_redefined(
     let before = p.items().len();
     p.host.resync(p.now);
     p.run();
+    assert_board_redefined_in_g1(&p, before);
+}
+
+/// Asserts that `board` was told redefined in `g1` among the items since the first `before`.
+fn assert_board_redefined_in_g1(p: &Pair, before: usize) {
     let items = p.items();
     assert!(
         items[before..].iter().any(|i| matches!(i,

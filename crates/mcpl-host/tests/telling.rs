@@ -191,8 +191,9 @@ fn h46_a_claimed_change_blocks_later_notices_until_it_is_told() {
     assert!(h.notices()[0].contains("`play`"));
 }
 
-#[test]
-fn h47_without_the_grant_no_notice_is_written_and_the_change_waits_for_a_carrier() {
+/// A pushEvents server the host has not granted, with `g1` open and `board` in it just
+/// hidden: the change is read and waits for a carrier.
+fn hidden_board_without_the_grant() -> Host {
     let mut s = arcade();
     s.manifest["pushEvents"] = json!(true);
     let mut h = Host::new(vec![("arcade", s)]);
@@ -203,6 +204,12 @@ fn h47_without_the_grant_no_notice_is_written_and_the_change_waits_for_a_carrier
         .borrow_mut()
         .set_visible("board", Some("g1"), false);
     h.sync();
+    h
+}
+
+#[test]
+fn h47_without_the_grant_no_notice_is_written_and_the_change_waits_for_a_carrier() {
+    let mut h = hidden_board_without_the_grant();
     assert!(
         h.notices().is_empty(),
         "a notice was written without pushEvents"
@@ -910,8 +917,16 @@ fn h84_a_change_exactly_the_size_of_the_room_left_rides_with_the_answer() {
 /// instead of waiting for a push that has come and gone.
 #[test]
 fn h47_a_change_read_after_the_agent_was_told_its_push_is_owed_at_once() {
-    use mcpl_host::controller::Effect;
     use mcpl_host::presenter::WaitingState;
+    let waiting = waiting_after_told_pushes(0);
+    assert_eq!(waiting.state, WaitingState::Owed);
+    assert!(waiting.text.contains("`hint`"), "{}", waiting.text);
+}
+
+/// The agent's one waiting change after a push showing `hint` was told to it before its
+/// change was read, with `later` more pushes told after it whose changes never come.
+fn waiting_after_told_pushes(later: u64) -> mcpl_host::presenter::Waiting {
+    use mcpl_host::controller::Effect;
     let mut h = Host::new(vec![("arcade", arcade())]);
     open_g1(&mut h);
     h.notices();
@@ -921,6 +936,11 @@ fn h47_a_change_read_after_the_agent_was_told_its_push_is_owed_at_once() {
     for e in &effects {
         if let Effect::Event(ev) = e {
             h.pres.handle_event_told(&sn("arcade"), ev, &told);
+            for i in 0..later {
+                let mut next = ev.clone();
+                next.seq = ev.seq + 1_000 + i;
+                h.pres.handle_event_told(&sn("arcade"), &next, &told);
+            }
         }
     }
     for e in &effects {
@@ -928,24 +948,14 @@ fn h47_a_change_read_after_the_agent_was_told_its_push_is_owed_at_once() {
             h.pres.handle_change(&sn("arcade"), c);
         }
     }
-    let waiting = h.pres.waiting(&agent);
+    let mut waiting = h.pres.waiting(&agent);
     assert_eq!(waiting.len(), 1, "{waiting:?}");
-    assert_eq!(waiting[0].state, WaitingState::Owed);
-    assert!(waiting[0].text.contains("`hint`"), "{}", waiting[0].text);
+    waiting.remove(0)
 }
 
 #[test]
 fn h47_a_grant_given_on_an_unchanged_shared_snapshot_lets_the_owed_change_out() {
-    let mut s = arcade();
-    s.manifest["pushEvents"] = json!(true);
-    let mut h = Host::new(vec![("arcade", s)]);
-    h.pair("arcade").granted = false;
-    open_g1(&mut h);
-    h.pair("arcade")
-        .server
-        .borrow_mut()
-        .set_visible("board", Some("g1"), false);
-    h.sync();
+    let mut h = hidden_board_without_the_grant();
     assert_eq!(h.pres.owed(&h.agent), 1);
     let agent = h.agent.clone();
     assert!(
@@ -966,16 +976,7 @@ fn h47_a_grant_given_on_an_unchanged_shared_snapshot_lets_the_owed_change_out() 
 
 #[test]
 fn h47_a_change_waiting_for_its_grant_does_not_hold_back_a_later_link_notice() {
-    let mut s = arcade();
-    s.manifest["pushEvents"] = json!(true);
-    let mut h = Host::new(vec![("arcade", s)]);
-    h.pair("arcade").granted = false;
-    open_g1(&mut h);
-    h.pair("arcade")
-        .server
-        .borrow_mut()
-        .set_visible("board", Some("g1"), false);
-    h.sync();
+    let mut h = hidden_board_without_the_grant();
     assert_eq!(h.pres.owed(&h.agent), 1);
     // The connection is lost after that change was read: a link notice needs no grant.
     use mcpl_host::presenter::LinkState;
@@ -1006,38 +1007,14 @@ fn h47_a_change_waiting_for_its_grant_does_not_hold_back_a_later_link_notice() {
 /// a client whose changes never come from growing).
 #[test]
 fn h47_the_last_256_pushes_told_before_their_change_are_remembered() {
-    use mcpl_host::controller::Effect;
     use mcpl_host::presenter::WaitingState;
-    let state_after = |others: u64| {
-        let mut h = Host::new(vec![("arcade", arcade())]);
-        open_g1(&mut h);
-        h.notices();
-        let agent = h.agent.clone();
-        let effects = push_showing_hint(&mut h);
-        let told = BTreeSet::from([agent.clone()]);
-        for e in &effects {
-            if let Effect::Event(ev) = e {
-                h.pres.handle_event_told(&sn("arcade"), ev, &told);
-                // Later pushes told at once, whose changes have not been read yet.
-                for i in 0..others {
-                    let mut later = ev.clone();
-                    later.seq = ev.seq + 1_000 + i;
-                    h.pres.handle_event_told(&sn("arcade"), &later, &told);
-                }
-            }
-        }
-        for e in &effects {
-            if let Effect::Changed(c) = e {
-                h.pres.handle_change(&sn("arcade"), c);
-            }
-        }
-        let waiting = h.pres.waiting(&agent);
-        assert_eq!(waiting.len(), 1, "{waiting:?}");
-        waiting[0].state
-    };
-    assert_eq!(state_after(255), WaitingState::Owed, "256 remembered");
     assert_eq!(
-        state_after(256),
+        waiting_after_told_pushes(255).state,
+        WaitingState::Owed,
+        "256 remembered"
+    );
+    assert_eq!(
+        waiting_after_told_pushes(256).state,
         WaitingState::AwaitingPush,
         "the oldest of 257 was kept"
     );
