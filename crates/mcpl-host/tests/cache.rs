@@ -76,20 +76,22 @@ fn s8_4_projection_shows_dynamic_tools_under_namespaced_names_and_routes_them() 
     let mut h = Host::with(vec![("arcade", arcade())], cfg);
     h.call(META_OPEN, json!({"toolset": "game", "instance": "vs-ada"}));
     h.call(META_OPEN, json!({"toolset": "cards"}));
+    // `lab` is a group the server never declared (§5.4): the host opens it, without instances.
+    h.call(META_OPEN, json!({"toolset": "lab"}));
     assert!(h.pres.needs_rebuild());
     h.rebuild();
     let names = h.names();
-    assert!(
-        names.contains(&"arcade__game__vs-ada__play".to_owned()),
-        "{names:?}"
-    );
-    assert!(
-        names.contains(&"arcade__cards__draw".to_owned()),
-        "{names:?}"
-    );
+    for projected in [
+        "arcade__game__vs-ada__play",
+        "arcade__cards__draw",
+        "arcade__lab__probe",
+    ] {
+        assert!(names.contains(&projected.to_owned()), "{names:?}");
+    }
     h.pair("arcade").clear();
     h.call("arcade__game__vs-ada__play", json!({"move": "A1"}));
     h.call("arcade__cards__draw", json!({}));
+    h.call("arcade__lab__probe", json!({}));
     let sent = &h.pair("arcade").sent;
     assert_eq!(
         sent[0].params.as_ref().expect("p")["_meta"]["mcpl/instance"],
@@ -97,6 +99,8 @@ fn s8_4_projection_shows_dynamic_tools_under_namespaced_names_and_routes_them() 
     );
     assert_eq!(sent[0].params.as_ref().expect("p")["name"], "play");
     assert!(sent[1].params.as_ref().expect("p").get("_meta").is_none());
+    assert_eq!(sent[2].params.as_ref().expect("p")["name"], "probe");
+    assert!(sent[2].params.as_ref().expect("p").get("_meta").is_none());
 }
 
 #[test]

@@ -926,13 +926,30 @@ fn h47_a_change_read_after_the_agent_was_told_its_push_is_owed_at_once() {
 /// The agent's one waiting change after a push showing `hint` was told to it before its
 /// change was read, with `later` more pushes told after it whose changes never come.
 fn waiting_after_told_pushes(later: u64) -> mcpl_host::presenter::Waiting {
+    let mut waiting = waiting_after_early_pushes(later, true);
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    waiting.remove(0)
+}
+
+/// What the agent has waiting after a push showing `hint` reached the presenter before its
+/// change was read, with `later` more such pushes after it whose changes never come. With
+/// `told_already`, the agent was told the pushes itself (an MCPL client of a surface);
+/// otherwise the presenter tells them, as news ahead of the change.
+fn waiting_after_early_pushes(
+    later: u64,
+    told_already: bool,
+) -> Vec<mcpl_host::presenter::Waiting> {
     use mcpl_host::controller::Effect;
     let mut h = Host::new(vec![("arcade", arcade())]);
     open_g1(&mut h);
     h.notices();
     let agent = h.agent.clone();
     let effects = push_showing_hint(&mut h);
-    let told = BTreeSet::from([agent.clone()]);
+    let told = if told_already {
+        BTreeSet::from([agent.clone()])
+    } else {
+        BTreeSet::new()
+    };
     for e in &effects {
         if let Effect::Event(ev) = e {
             h.pres.handle_event_told(&sn("arcade"), ev, &told);
@@ -948,9 +965,7 @@ fn waiting_after_told_pushes(later: u64) -> mcpl_host::presenter::Waiting {
             h.pres.handle_change(&sn("arcade"), c);
         }
     }
-    let mut waiting = h.pres.waiting(&agent);
-    assert_eq!(waiting.len(), 1, "{waiting:?}");
-    waiting.remove(0)
+    h.pres.waiting(&agent)
 }
 
 #[test]
@@ -1020,6 +1035,28 @@ fn h47_the_last_256_pushes_told_before_their_change_are_remembered() {
     );
 }
 
+/// The same memory for pushes the presenter tells itself, as news, before their change is
+/// read: the last 256 are remembered, so the change of the oldest of 256 is owed at once,
+/// and of the oldest of 257 it waits for a push that has come and gone.
+#[test]
+fn h47_the_last_256_pushes_told_as_news_before_their_change_are_remembered() {
+    use mcpl_host::presenter::WaitingState;
+    let change_state = |later| {
+        let waiting = waiting_after_early_pushes(later, false);
+        // Each push is news of its own, then the change comes last.
+        assert_eq!(waiting.len() as u64, later + 2, "{waiting:?}");
+        let change = waiting.last().expect("the change");
+        assert!(change.text.contains("`hint`"), "{}", change.text);
+        change.state
+    };
+    assert_eq!(change_state(255), WaitingState::Owed, "256 remembered");
+    assert_eq!(
+        change_state(256),
+        WaitingState::AwaitingPush,
+        "the oldest of 257 was kept"
+    );
+}
+
 /// What the model reads when the server drops a tool it was shown in an open instance: the
 /// tool is named as no longer available there, once.
 #[test]
@@ -1063,4 +1100,32 @@ fn h45_a_removed_agent_is_forgotten_and_later_changes_are_kept_for_no_one() {
     h.sync();
     assert!(h.pres.waiting(&agent).is_empty());
     assert!(h.pres.poll_window(&agent).is_none());
+}
+
+/// Removing one server forgets only its own takers: a result in flight from another server
+/// still carries the change it was registered for, rather than leaving it as a notice.
+#[test]
+fn h42_removing_a_server_keeps_the_takers_of_the_others() {
+    let mut h = Host::new(vec![("arcade", arcade()), ("other", arcade())]);
+    h.call(
+        "toolsets_open",
+        json!({"server": "other", "toolset": "game", "instance": "g1"}),
+    );
+    assert!(h.notices().is_empty(), "the open's change rode with it");
+    let other = h.pair("other");
+    other.server.borrow_mut().call_hints =
+        Some(json!({"tools": [{"name": "board", "instance": "g1", "visible": false}]}));
+    let req = CallRequest {
+        tool: "pass".into(),
+        instance: Some(inst("g1")),
+        ..Default::default()
+    };
+    let pending = other.host.call(other.now, req).expect("call");
+    let agent = h.agent.clone();
+    h.pres.register_taker(&agent, &sn("other"), pending);
+    h.pres.remove_server(&sn("arcade"));
+    h.pairs.retain(|(name, _)| name != "arcade");
+    // The answer is read now: its change is held for the result, not owed as a notice.
+    assert_eq!(h.notices(), Vec::<String>::new());
+    assert_eq!(h.pres.owed(&agent), 1, "the claimed change was dropped");
 }

@@ -144,6 +144,8 @@ fn json_at(value: &Value, start: usize, deep: &str, max: usize) -> String {
 /// form), computed iteratively over the whole value, so two values that differ anywhere, at
 /// any depth, get different identities.
 pub fn identity(value: &Value) -> String {
+    /// 2^53: every whole number below it, and no wider range, converts to f64 and back exactly.
+    const EXACT_F64: f64 = 9_007_199_254_740_992.0;
     enum Item<'a> {
         V(&'a Value),
         K(&'a str),
@@ -164,9 +166,11 @@ pub fn identity(value: &Value) -> String {
             Item::V(Value::Null) => h.update(b"n"),
             Item::V(Value::Bool(b)) => h.update(if *b { b"t" } else { b"f" }),
             Item::V(Value::Number(n)) => {
-                // Normalized: 1 and 1.0 are one number.
+                // Normalized: 1 and 1.0 are one number. Below 2^53 a whole f64 is the
+                // number it came from; at 2^53 and past it, 2^53 + 1 would read as 2^53, so
+                // those keep their own form.
                 let f = n.as_f64().unwrap_or(0.0);
-                let form = if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                let form = if f.fract() == 0.0 && f.abs() < EXACT_F64 {
                     format!("{}", f as i64)
                 } else {
                     n.to_string()
@@ -214,6 +218,19 @@ mod tests {
         // digits, and numbers past 2^53 keep their own form.
         assert_ne!(identity(&json!(1.5)), identity(&json!(1)));
         assert_ne!(identity(&json!(1e20)), identity(&json!(1e19)));
+        // The exact range reaches up to 2^53: 9e15 written as a float is the integer 9e15,
+        // and 2^53 + 1 (which an f64 reads as 2^53) is not 2^53.
+        assert_eq!(
+            identity(&json!(9e15)),
+            identity(&json!(9_000_000_000_000_000u64))
+        );
+        assert_eq!(
+            identity(&json!(-9e15)),
+            identity(&json!(-9_000_000_000_000_000i64))
+        );
+        let two_53 = 1u64 << 53;
+        assert_ne!(identity(&json!(two_53 + 1)), identity(&json!(two_53)));
+        assert_ne!(identity(&json!(two_53 - 1)), identity(&json!(two_53)));
     }
 
     #[test]

@@ -201,6 +201,7 @@ mod tests {
         };
         let toy = ServerName::parse("toy").expect("a name");
         p.set_withheld(&toy, vec![w()]);
+        assert_eq!(p.owed(&agent), 1, "a reason recorded first is owed at once");
         p.set_withheld(&toy, vec![w()]); // a reconnect says the same
         assert_eq!(p.withheld(&toy), [w().sentence(&toy)]);
         assert!(
