@@ -141,6 +141,13 @@ impl Table {
             .find(|&c| self.seat(c).joined() == Some((principal, instance)))
     }
 
+    /// The agents at this table, joined or challenged (none, one or two).
+    pub fn agents(&self) -> impl Iterator<Item = &Principal> {
+        [&self.black, &self.white]
+            .into_iter()
+            .filter_map(|seat| seat.principal())
+    }
+
     /// Whether both players are seated.
     pub fn started(&self) -> bool {
         [&self.black, &self.white]

@@ -505,6 +505,9 @@ pub async fn measure(settings: &Settings, progress: &Progress) -> Result<Measure
         memory_per_connection(&arcade, &dial, conns_total, progress, "arcade").await?;
     let connected = arcade.rss();
 
+    progress.status("one connection: opens and pings one at a time");
+    let (serial_opens, serial_pings) = one_at_a_time(&conns[0], SERIAL_ROUNDS).await?;
+
     progress.status(&format!("fan-out: {n} pings, then {n} opens, all at once"));
     let pings = pings_at_once(&conns).await?;
     let fanouts = opens_at_once(&mut conns).await?;
@@ -533,6 +536,17 @@ pub async fn measure(settings: &Settings, progress: &Progress) -> Result<Measure
             ..Default::default()
         });
     }
+    figures.push(Figure {
+        measure: format!(
+            "p50 `toolsets/open` round trip, one connection, one at a time (a 19×19 game: an \
+             answer of about 4 KiB, written as several frames; {SERIAL_ROUNDS} opens)"
+        ),
+        ours: micros(percentile(&serial_opens, 50.0)),
+        baseline_name: "p50 `ping` round trip, the same connection, one at a time".into(),
+        baseline: micros(percentile(&serial_pings, 50.0)),
+        unit: Unit::Micros,
+        ..Default::default()
+    });
     let kib = |b: f64| b / 1024.0;
     if let (Some(ours), Some(bare)) = (per_conn, bare_per_conn) {
         figures.push(Figure {
@@ -603,6 +617,41 @@ fn thin(curve: &[(f64, f64)], most: usize) -> Vec<(f64, f64)> {
         out.push(*last);
     }
     out
+}
+
+/// Opens and closes of a 19×19 game, and pings, one at a time on one connection.
+const SERIAL_ROUNDS: usize = 30;
+
+/// Round trips one at a time on `conn`, `rounds` of each: `toolsets/open` of a 19×19 game
+/// (each closed again after) and `ping`. A long answer leaves as several frames, so this is
+/// where a socket that holds a message's last frame back for an acknowledgement (Nagle's
+/// algorithm against a peer's delayed acknowledgements: about 40 ms a message) would show.
+async fn one_at_a_time(
+    conn: &Conn,
+    rounds: usize,
+) -> Result<(Vec<Duration>, Vec<Duration>), BenchError> {
+    let (mut opens, mut pings) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let instance = format!("serial-{round}");
+        let t0 = Instant::now();
+        request(
+            &conn.peer,
+            "toolsets/open",
+            json!({"toolset": "go", "instance": instance, "options": {"size": 19}}),
+        )
+        .await?;
+        opens.push(t0.elapsed());
+        request(
+            &conn.peer,
+            "toolsets/close",
+            json!({"toolset": "go", "instance": instance}),
+        )
+        .await?;
+        let t0 = Instant::now();
+        request(&conn.peer, "ping", json!({})).await?;
+        pings.push(t0.elapsed());
+    }
+    Ok((opens, pings))
 }
 
 /// Fires a `ping` on the first connection of every principal at once; the round trips.

@@ -103,6 +103,7 @@ impl<A: App> Runtime<A> {
                 .accept()
                 .await
                 .map_err(|e| Error::Transport(format!("accept: {e}")))?;
+            mcpl_rpc::transport::ready_tcp(&stream);
             let runtime = self.clone();
             let (identity, options, gate) = (identity.clone(), options.clone(), gate.clone());
             let hosts = hosts.clone();
@@ -228,7 +229,7 @@ impl<A: App> Runtime<A> {
                 let listener = tls.listener(listener, options.handshake_timeout);
                 tokio::spawn(http::serve(listener, router))
             }
-            None => tokio::spawn(http::serve(listener, router)),
+            None => tokio::spawn(http::serve_tcp(listener, router)),
         };
         while let Some(session) = sessions.recv().await {
             let connection = self.next_connection();

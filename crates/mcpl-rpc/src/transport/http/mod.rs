@@ -14,4 +14,4 @@ mod sse;
 
 pub use client::{connect, connect_with};
 pub use headers::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
-pub use server::{Authorize, HttpServerConfig, HttpSession, Owner, router, serve};
+pub use server::{Authorize, HttpServerConfig, HttpSession, Owner, router, serve, serve_tcp};

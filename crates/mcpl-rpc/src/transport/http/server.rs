@@ -822,6 +822,16 @@ async fn handle_delete(State(state): State<Arc<ServerState>>, headers: HeaderMap
 /// and a buffer that once doubled stays doubled for the connection's life).
 const CONNECTION_BUFFER: usize = 8 * 1024;
 
+/// [`serve`] on plain TCP, each connection readied by [`crate::transport::ready_tcp`].
+pub async fn serve_tcp(listener: tokio::net::TcpListener, router: Router) {
+    use axum::serve::ListenerExt;
+    serve(
+        listener.tap_io(|tcp| crate::transport::ready_tcp(tcp)),
+        router,
+    )
+    .await
+}
+
 /// Serves `router` (from [`router`]) on `listener` until the listener fails: one task per
 /// HTTP/1.1 connection, run by hyper with the router converted once (`axum::serve`
 /// rebuilds the router's tables for every connection) and each connection's buffer held to
