@@ -119,7 +119,11 @@ pub async fn serve(surface: Arc<Surface>, config: ListenConfig) -> Result<(), Er
         ..http::HttpServerConfig::default()
     };
     let (router, mut sessions) = http::router(PATH, http_config);
-    let serving = tokio::spawn(async move { axum::serve(listener, router).await });
+    let serving = tokio::spawn(async move {
+        use axum::serve::ListenerExt;
+        let listener = listener.tap_io(|tcp| mcpl_rpc::transport::ready_tcp(tcp));
+        axum::serve(listener, router).await
+    });
     eprintln!("mcpl surface: serving MCP at http://{served}{PATH}");
     while let Some(session) = sessions.recv().await {
         let surface = surface.clone();
