@@ -12,6 +12,10 @@
 //!   answers `initialize` and `ping` only. Also per open game.
 //! - **`http_kib_per_session`.** The same for Streamable HTTP sessions (one per principal),
 //!   against a bare `mcpl-rpc` Streamable HTTP endpoint.
+//! - **Long answers one at a time** (reported). Before the burst, opens of a 19×19 game (an
+//!   answer of about 4 KiB, written as several frames) one at a time on one connection,
+//!   against pings one at a time on it: a server that holds a message's last frame back
+//!   for the peer's acknowledgement shows here, not in the burst.
 //! - **Memory against principals** (a growth curve): the WebSocket server's resident-set
 //!   growth as the principals' connections come up.
 //!
