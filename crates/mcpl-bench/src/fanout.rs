@@ -16,6 +16,8 @@
 //!   answer of about 4 KiB, written as several frames) one at a time on one connection,
 //!   against pings one at a time on it: a server that holds a message's last frame back
 //!   for the peer's acknowledgement shows here, not in the burst.
+//! - **HTTP one at a time** (reported): pings one at a time on one Streamable HTTP session
+//!   of the arcade, against pings one at a time over one of its WebSocket connections.
 //! - **Memory against principals** (a growth curve): the WebSocket server's resident-set
 //!   growth as the principals' connections come up.
 //!
@@ -495,6 +497,8 @@ pub async fn measure(settings: &Settings, progress: &Progress) -> Result<Measure
     };
     let (per_session, conns, _) =
         memory_per_connection(&arcade_http, &dial, n, progress, "arcade http").await?;
+    progress.status("one session: pings one at a time over Streamable HTTP");
+    let http_pings = pings_one_at_a_time(&conns[0], SERIAL_ROUNDS).await?;
     close_all(conns).await;
     arcade_http.stop().await;
 
@@ -547,6 +551,17 @@ pub async fn measure(settings: &Settings, progress: &Progress) -> Result<Measure
         ),
         ours: micros(percentile(&serial_opens, 50.0)),
         baseline_name: "p50 `ping` round trip, the same connection, one at a time".into(),
+        baseline: micros(percentile(&serial_pings, 50.0)),
+        unit: Unit::Micros,
+        ..Default::default()
+    });
+    figures.push(Figure {
+        measure: format!(
+            "p50 `ping` round trip over Streamable HTTP, one at a time ({SERIAL_ROUNDS} POSTs \
+             on one session)"
+        ),
+        ours: micros(percentile(&http_pings, 50.0)),
+        baseline_name: "p50 `ping` round trip over WebSocket, one at a time, same server".into(),
         baseline: micros(percentile(&serial_pings, 50.0)),
         unit: Unit::Micros,
         ..Default::default()
@@ -656,6 +671,17 @@ async fn one_at_a_time(
         pings.push(t0.elapsed());
     }
     Ok((opens, pings))
+}
+
+/// `rounds` pings one at a time on `conn`: their round trips.
+async fn pings_one_at_a_time(conn: &Conn, rounds: usize) -> Result<Vec<Duration>, BenchError> {
+    let mut pings = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t0 = Instant::now();
+        request(&conn.peer, "ping", json!({})).await?;
+        pings.push(t0.elapsed());
+    }
+    Ok(pings)
 }
 
 /// Fires a `ping` on the first connection of every principal at once; the round trips.

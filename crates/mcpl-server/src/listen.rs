@@ -103,7 +103,7 @@ impl<A: App> Runtime<A> {
                 .accept()
                 .await
                 .map_err(|e| Error::Transport(format!("accept: {e}")))?;
-            mcpl_rpc::transport::ready_tcp(&stream);
+            mcpl_rpc::transport::tcp::ready_tcp(&stream);
             let runtime = self.clone();
             let (identity, options, gate) = (identity.clone(), options.clone(), gate.clone());
             let hosts = hosts.clone();

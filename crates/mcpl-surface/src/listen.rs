@@ -121,7 +121,7 @@ pub async fn serve(surface: Arc<Surface>, config: ListenConfig) -> Result<(), Er
     let (router, mut sessions) = http::router(PATH, http_config);
     let serving = tokio::spawn(async move {
         use axum::serve::ListenerExt;
-        let listener = listener.tap_io(|tcp| mcpl_rpc::transport::ready_tcp(tcp));
+        let listener = listener.tap_io(|tcp| mcpl_rpc::transport::tcp::ready_tcp(tcp));
         axum::serve(listener, router).await
     });
     eprintln!("mcpl surface: serving MCP at http://{served}{PATH}");

@@ -149,7 +149,7 @@ impl ScriptedServer {
             let tx = transports_tx.clone();
             tokio::spawn(async move {
                 while let Ok((stream, _)) = listener.accept().await {
-                    mcpl_rpc::transport::ready_tcp(&stream);
+                    mcpl_rpc::transport::tcp::ready_tcp(&stream);
                     let Ok((transport, _)) =
                         mcpl_rpc::transport::ws::accept(stream, Limits::default()).await
                     else {

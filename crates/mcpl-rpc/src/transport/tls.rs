@@ -114,7 +114,7 @@ impl ServerTls {
                         continue;
                     }
                 };
-                super::ready_tcp(&stream);
+                super::tcp::ready_tcp(&stream);
                 let (tls, tx) = (tls.clone(), tx.clone());
                 tokio::spawn(async move {
                     match tls.accept(stream, handshake_timeout).await {
@@ -246,7 +246,7 @@ impl ClientTls {
         let tcp = TcpStream::connect((host.trim_matches(['[', ']']), port))
             .await
             .map_err(|e| tls_error(&format!("connecting to {host}:{port}"), e))?;
-        super::ready_tcp(&tcp);
+        super::tcp::ready_tcp(&tcp);
         let connector = tokio_rustls::TlsConnector::from(self.config.clone());
         connector
             .connect(name, tcp)

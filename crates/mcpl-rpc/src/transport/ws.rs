@@ -139,7 +139,7 @@ pub async fn connect_with(url: &str, options: &ClientOptions) -> Result<Transpor
         request.headers_mut().insert(name, value);
     }
     if request.uri().scheme_str() != Some("wss") {
-        // `true`: Nagle's algorithm off, as `super::ready_tcp` does for the other connections.
+        // `true`: Nagle's algorithm off, as `super::tcp::ready_tcp` does for the other connections.
         let (stream, _) =
             tokio_tungstenite::connect_async_with_config(request, Some(ws_config(&limits)), true)
                 .await
@@ -170,7 +170,7 @@ pub async fn accept_next(
         .accept()
         .await
         .map_err(|e| RpcError::Transport(format!("tcp accept: {e}")))?;
-    super::ready_tcp(&stream);
+    super::tcp::ready_tcp(&stream);
     accept(stream, limits).await
 }
 

@@ -85,7 +85,7 @@ async fn main() -> ExitCode {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        mcpl_rpc::transport::ready_tcp(&stream);
+        mcpl_rpc::transport::tcp::ready_tcp(&stream);
         let (token, shared) = (token.clone(), shared.clone());
         tokio::spawn(async move {
             let accepted = ws::accept_with(stream, Limits::default(), |handshake| {

@@ -822,11 +822,11 @@ async fn handle_delete(State(state): State<Arc<ServerState>>, headers: HeaderMap
 /// and a buffer that once doubled stays doubled for the connection's life).
 const CONNECTION_BUFFER: usize = 8 * 1024;
 
-/// [`serve`] on plain TCP, each connection readied by [`crate::transport::ready_tcp`].
+/// [`serve`] on plain TCP, each connection readied by [`crate::transport::tcp::ready_tcp`].
 pub async fn serve_tcp(listener: tokio::net::TcpListener, router: Router) {
     use axum::serve::ListenerExt;
     serve(
-        listener.tap_io(|tcp| crate::transport::ready_tcp(tcp)),
+        listener.tap_io(|tcp| crate::transport::tcp::ready_tcp(tcp)),
         router,
     )
     .await
