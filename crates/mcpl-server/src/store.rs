@@ -70,8 +70,9 @@ pub(crate) enum Phase {
 pub struct ToolState {
     /// Visible now; `None`: the declared initial visibility.
     pub visible: Option<bool>,
-    /// This scope's own definition; `None`: the declared one.
-    pub definition: Option<Tool>,
+    /// This scope's own definition; `None`: the declared one. Shared with the hint entries
+    /// that state it and with copies of the state, so neither copies its schema.
+    pub definition: Option<Arc<Tool>>,
 }
 
 /// An open toolset or instance (§14).

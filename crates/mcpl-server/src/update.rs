@@ -581,7 +581,7 @@ pub(crate) fn commit(
                                 d.meta = None;
                             }
                         }
-                        *d
+                        Arc::new(*d)
                     });
                     touches.push(Touch::Tool {
                         key,

@@ -1012,7 +1012,7 @@ fn s4_2_a_static_tool_definition_is_not_changed_by_an_update() {
     u.tools().define(hint.clone());
     w.commit(&ada(), &u).expect("hint is dynamic");
     let state = w.state(&ada());
-    assert_eq!(state.free["hint"].definition.as_ref(), Some(&hint));
+    assert_eq!(state.free["hint"].definition.as_deref(), Some(&hint));
 }
 
 #[test]

@@ -661,10 +661,14 @@ impl Snapshot {
             .definition
             .take()
             .filter(|_| listed.presence == Presence::Dynamic || moves_dynamic)
-            .map(|d| Definition {
-                description: d.description,
-                input_schema: d.input_schema,
-                annotations: d.annotations,
+            .map(|d| {
+                // A decoded entry holds the only reference: moved out, not copied.
+                let d = Arc::unwrap_or_clone(d);
+                Definition {
+                    description: d.description,
+                    input_schema: d.input_schema,
+                    annotations: d.annotations,
+                }
             });
         let target: &mut Live = match &listed.toolset {
             Some(ts) if self.declared.contains_key(ts) => {

@@ -6,6 +6,7 @@ use super::meta::{Presence, Rev};
 use crate::mcp::tool::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// One rev-stamped batch of hint changes (§6). An absent member means "no change".
 ///
@@ -86,9 +87,10 @@ pub struct ToolHintEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub visible: Option<bool>,
     /// A new definition for a dynamic tool; hosts use only its description, input schema and
-    /// annotations (§6). With `instance`, that instance's own.
+    /// annotations (§6). With `instance`, that instance's own. Shared, so a server stating one
+    /// definition to several connections, and a host keeping it, copy no schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub definition: Option<Tool>,
+    pub definition: Option<Arc<Tool>>,
     /// Members this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -110,7 +112,7 @@ impl ToolHintEntry {
                 "definition" => {
                     out.definition = match v {
                         Value::Null => None,
-                        v => Some(Tool::from_value(v)?),
+                        v => Some(Arc::new(Tool::from_value(v)?)),
                     }
                 }
                 _ => {

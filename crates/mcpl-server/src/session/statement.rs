@@ -7,6 +7,7 @@ use crate::store::{OpenKey, PrincipalState};
 use crate::update::Touch;
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{Presence, ToolHintEntry, ToolsetChange, ToolsetState};
+use std::sync::Arc;
 
 /// Tool and toolset entries, deduplicated, in first-touched order.
 #[derive(Debug, Clone, Default)]
@@ -73,13 +74,16 @@ pub(crate) fn visible_in(
     }
 }
 
-/// The scope's own definition of `tool`, if it has one.
+/// The scope's own definition of `tool`, if it has one (shared, not copied).
 pub(crate) fn own_definition(
     state: &PrincipalState,
     key: Option<&OpenKey>,
     tool: &str,
-) -> Option<Tool> {
-    own_definition_ref(state, key, tool).cloned()
+) -> Option<Arc<Tool>> {
+    match key {
+        None => state.free.get(tool)?.definition.clone(),
+        Some(k) => state.open.get(k)?.tools.get(tool)?.definition.clone(),
+    }
 }
 
 /// [`own_definition`], borrowed.
@@ -89,8 +93,8 @@ pub(crate) fn own_definition_ref<'s>(
     tool: &str,
 ) -> Option<&'s Tool> {
     match key {
-        None => state.free.get(tool)?.definition.as_ref(),
-        Some(k) => state.open.get(k)?.tools.get(tool)?.definition.as_ref(),
+        None => state.free.get(tool)?.definition.as_deref(),
+        Some(k) => state.open.get(k)?.tools.get(tool)?.definition.as_deref(),
     }
 }
 
@@ -130,7 +134,7 @@ pub(crate) fn from_touches(
                 e.visible = Some(visible_in(catalog, state, key.as_ref(), tool));
                 if *definition {
                     e.definition = own_definition(state, key.as_ref(), tool)
-                        .or_else(|| catalog.tool(tool).map(|t| t.def.tool.clone()));
+                        .or_else(|| catalog.tool(tool).map(|t| Arc::new(t.def.tool.clone())));
                 }
                 st.tool(e);
             }
@@ -226,5 +230,49 @@ impl Session {
     pub(super) fn statement_for(&self, touches: &[Touch]) -> Statement {
         let catalog = self.server.catalog();
         from_touches(&catalog, &self.state, touches)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::WallClock;
+    use crate::decl::{Declarations, ToolDef};
+    use crate::update::{CommitEnv, Update, commit};
+    use std::time::{Duration, Instant, SystemTime};
+
+    #[test]
+    fn s6_a_stated_definition_is_the_states_own_not_a_copy() {
+        let catalog = Declarations::new("s", "1")
+            .tool(ToolDef::new("hint", "Get a hint.").dynamic())
+            .build()
+            .unwrap();
+        let now = Instant::now();
+        let clock = WallClock::new(now, SystemTime::UNIX_EPOCH);
+        let env = CommitEnv {
+            catalog: &catalog,
+            now,
+            clock: &clock,
+            ended_ttl: Duration::from_secs(60),
+        };
+        let mut hint = Tool::new("hint");
+        hint.description = Some(serde_json::json!("A hint for the position now."));
+        let mut update = Update::new();
+        update.tools().define(hint.clone());
+        let mut state = PrincipalState::default();
+        let touches = commit(&env, &mut state, &update).unwrap();
+
+        let stated = from_touches(&catalog, &state, &touches);
+        let held = state.free["hint"].definition.as_ref().expect("defined");
+        let told = stated.tools[0].definition.as_ref().expect("stated");
+        assert_eq!(**told, hint);
+        assert!(
+            Arc::ptr_eq(held, told),
+            "the entry shares the state's definition"
+        );
+        // A copy of the state (copy on write) shares it too.
+        let copy = state.clone();
+        let copied = copy.free["hint"].definition.as_ref().unwrap();
+        assert!(Arc::ptr_eq(held, copied));
     }
 }
