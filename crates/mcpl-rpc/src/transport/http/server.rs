@@ -823,6 +823,9 @@ async fn handle_delete(State(state): State<Arc<ServerState>>, headers: HeaderMap
 const CONNECTION_BUFFER: usize = 8 * 1024;
 
 /// [`serve`] on plain TCP, each connection readied by [`crate::transport::tcp::ready_tcp`].
+/// Use it (or readied connections) rather than `axum::serve` on a bare `TcpListener`: hyper
+/// writes a response's head and body separately, and with Nagle's algorithm on the body waits
+/// for the client's acknowledgement of the head, about 40 ms a request.
 pub async fn serve_tcp(listener: tokio::net::TcpListener, router: Router) {
     use axum::serve::ListenerExt;
     serve(
@@ -836,7 +839,8 @@ pub async fn serve_tcp(listener: tokio::net::TcpListener, router: Router) {
 /// HTTP/1.1 connection, run by hyper with the router converted once (`axum::serve`
 /// rebuilds the router's tables for every connection) and each connection's buffer held to
 /// [`CONNECTION_BUFFER`]. A Streamable HTTP session keeps at least two connections open (its
-/// GET stream and its POSTs'), so what each costs at rest is what a session costs.
+/// GET stream and its POSTs'), so what each costs at rest is what a session costs. On a
+/// plain `TcpListener`, [`serve_tcp`] also turns Nagle's algorithm off.
 pub async fn serve<L>(mut listener: L, router: Router)
 where
     L: axum::serve::Listener,
