@@ -80,10 +80,7 @@ pub(crate) fn own_definition(
     key: Option<&OpenKey>,
     tool: &str,
 ) -> Option<Arc<Tool>> {
-    match key {
-        None => state.free.get(tool)?.definition.clone(),
-        Some(k) => state.open.get(k)?.tools.get(tool)?.definition.clone(),
-    }
+    own_definition_in(state, key, tool).cloned()
 }
 
 /// [`own_definition`], borrowed.
@@ -92,9 +89,18 @@ pub(crate) fn own_definition_ref<'s>(
     key: Option<&OpenKey>,
     tool: &str,
 ) -> Option<&'s Tool> {
+    own_definition_in(state, key, tool).map(|d| &**d)
+}
+
+/// Where the scope keeps its own definition of `tool`.
+fn own_definition_in<'s>(
+    state: &'s PrincipalState,
+    key: Option<&OpenKey>,
+    tool: &str,
+) -> Option<&'s Arc<Tool>> {
     match key {
-        None => state.free.get(tool)?.definition.as_deref(),
-        Some(k) => state.open.get(k)?.tools.get(tool)?.definition.as_deref(),
+        None => state.free.get(tool)?.definition.as_ref(),
+        Some(k) => state.open.get(k)?.tools.get(tool)?.definition.as_ref(),
     }
 }
 
