@@ -349,7 +349,19 @@ fn content_text(server: &str, v: &Value) -> String {
 /// blocks, or non-null structured content). One that does not reads as it would without
 /// RFC-014, and its change goes out as a notice ([`Presenter::release`]).
 pub fn can_carry(v: &Value) -> bool {
-    !result_text(v).is_empty()
+    // `result_text(v)` is not empty, without building it: two text blocks or more join to
+    // at least a newline; one must have text; none falls back to the structured content.
+    let mut texts = v
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.get("text").and_then(Value::as_str));
+    match (texts.next(), texts.next()) {
+        (Some(_), Some(_)) => true,
+        (Some(only), None) => !only.is_empty(),
+        (None, _) => !result_text(v).is_empty(),
+    }
 }
 
 /// A tool result as text: its text blocks, or, for a result of structured content alone,
@@ -370,4 +382,39 @@ pub fn result_text(v: &Value) -> String {
         }
     }
     blocks.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn block() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            prop_oneof![Just(""), Just("x"), Just("\n")].prop_map(|t| json!({"type": "text", "text": t})),
+            Just(json!({"type": "image", "data": "", "mimeType": "image/png"})),
+            Just(json!({"type": "text"})),
+        ]
+    }
+
+    fn structured() -> impl Strategy<Value = Option<Value>> {
+        prop_oneof![Just(None), Just(Some(Value::Null)), Just(Some(json!({}))), Just(Some(json!("")))]
+    }
+
+    proptest! {
+        /// H83, H86: whether a result can carry a change is exactly whether its text is not
+        /// empty, decided without building the text.
+        #[test]
+        fn h86_can_carry_is_whether_the_result_text_is_empty(
+            blocks in prop::collection::vec(block(), 0..4),
+            sc in structured(),
+        ) {
+            let mut v = json!({"content": blocks});
+            if let Some(sc) = sc {
+                v["structuredContent"] = sc;
+            }
+            prop_assert_eq!(can_carry(&v), !result_text(&v).is_empty());
+        }
+    }
 }

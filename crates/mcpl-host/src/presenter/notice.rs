@@ -36,11 +36,17 @@ pub(super) fn quote_content(server: &str, text: &str) -> String {
 }
 
 fn quote_within(server: &str, text: &str, max: usize) -> String {
-    let text = cut(text, max);
-    let text = text.trim_end_matches('\n');
+    let text = cut(text, max).trim_end_matches('\n');
     if text.contains('\n') {
-        let lines: Vec<String> = text.lines().map(|l| format!("> {l}")).collect();
-        return format!("{server} says:\n{}", lines.join("\n"));
+        // One buffer for the whole block: a board of twenty lines is quoted on every answer.
+        let mut block = String::with_capacity(server.len() + text.len() + 8 + 3 * 24);
+        block.push_str(server);
+        block.push_str(" says:");
+        for line in text.lines() {
+            block.push_str("\n> ");
+            block.push_str(line);
+        }
+        return block;
     }
     let q = serde_json::to_string(text).unwrap_or_default();
     format!("{server} says {q}")
@@ -328,4 +334,31 @@ pub(super) fn finish(server: &str, lines: Vec<String>) -> Option<String> {
         text = format!("{}\n{}", cut(&text, MAX_NOTICE), render::TOO_LONG);
     }
     Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// H54: several lines are quoted as a block under the server's name, each line behind
+    /// `> `, trailing newlines dropped; one line is a JSON string.
+    #[test]
+    fn h54_server_text_is_quoted_as_a_block_or_a_string() {
+        assert_eq!(
+            quote("arcade", "  A B\n1 . .\n2 . X\n\n"),
+            "arcade says:\n>   A B\n> 1 . .\n> 2 . X"
+        );
+        assert_eq!(quote("arcade", "a \"word\""), "arcade says \"a \\\"word\\\"\"");
+        assert_eq!(quote("arcade", "x\n\ny"), "arcade says:\n> x\n> \n> y");
+    }
+
+    /// §10: a quoted block is cut at the bound before it is quoted, on a char boundary.
+    #[test]
+    fn s10_a_long_quote_is_cut_before_quoting() {
+        let long = "é\n".repeat(MAX_QUOTE);
+        let quoted = quote("s", &long);
+        let lines = quoted.lines().skip(1).count();
+        assert_eq!(lines, MAX_QUOTE / 3 + 1, "{quoted}");
+        assert!(quoted.lines().skip(1).all(|l| l == "> é" || l == "> "));
+    }
 }
