@@ -392,14 +392,20 @@ mod tests {
 
     fn block() -> impl Strategy<Value = Value> {
         prop_oneof![
-            prop_oneof![Just(""), Just("x"), Just("\n")].prop_map(|t| json!({"type": "text", "text": t})),
+            prop_oneof![Just(""), Just("x"), Just("\n")]
+                .prop_map(|t| json!({"type": "text", "text": t})),
             Just(json!({"type": "image", "data": "", "mimeType": "image/png"})),
             Just(json!({"type": "text"})),
         ]
     }
 
     fn structured() -> impl Strategy<Value = Option<Value>> {
-        prop_oneof![Just(None), Just(Some(Value::Null)), Just(Some(json!({}))), Just(Some(json!("")))]
+        prop_oneof![
+            Just(None),
+            Just(Some(Value::Null)),
+            Just(Some(json!({}))),
+            Just(Some(json!("")))
+        ]
     }
 
     proptest! {

@@ -348,7 +348,10 @@ mod tests {
             quote("arcade", "  A B\n1 . .\n2 . X\n\n"),
             "arcade says:\n>   A B\n> 1 . .\n> 2 . X"
         );
-        assert_eq!(quote("arcade", "a \"word\""), "arcade says \"a \\\"word\\\"\"");
+        assert_eq!(
+            quote("arcade", "a \"word\""),
+            "arcade says \"a \\\"word\\\"\""
+        );
         assert_eq!(quote("arcade", "x\n\ny"), "arcade says:\n> x\n> \n> y");
     }
 
