@@ -408,7 +408,7 @@ fn h20_a_move_entry_keeps_its_definition_and_visibility() {
     );
     assert_eq!(
         snap.definition("challenge", None)
-            .and_then(|d| d.description),
+            .and_then(|d| d.into_owned().description),
         Some(json!("Moved."))
     );
 }

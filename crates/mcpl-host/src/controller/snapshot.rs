@@ -7,6 +7,7 @@
 //! server sent outside the RFC-014 grammar never gets in (the entry carrying it is skipped,
 //! see `controller/names.rs`), so every name here can be shown, keyed and sent back as it is.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -305,8 +306,13 @@ impl Snapshot {
     }
 
     /// The definition act checks a call against: the instance's own if it has one (§5.5),
-    /// else a hint-set one, else the listed one.
-    pub fn definition(&self, tool: &str, instance: Option<&InstanceName>) -> Option<Definition> {
+    /// else a hint-set one, else the listed one. Borrowed when the state has its own (every
+    /// call of an instance's tool reads it), built from the listed tool otherwise.
+    pub fn definition(
+        &self,
+        tool: &str,
+        instance: Option<&InstanceName>,
+    ) -> Option<Cow<'_, Definition>> {
         let listed = self.tool(tool)?;
         let over = match &listed.toolset {
             Some(ts) if self.declared.contains_key(ts) => {
@@ -314,13 +320,10 @@ impl Snapshot {
                 self.open
                     .get(&key)
                     .and_then(|i| i.tools.get(tool))
-                    .and_then(|l| l.definition.as_deref().cloned())
+                    .and_then(|l| l.definition.as_deref())
             }
-            _ => self
-                .loose
-                .get(tool)
-                .and_then(|l| l.definition.as_deref().cloned()),
+            _ => self.loose.get(tool).and_then(|l| l.definition.as_deref()),
         };
-        Some(over.unwrap_or_else(|| Definition::of(&listed.tool)))
+        Some(over.map_or_else(|| Cow::Owned(Definition::of(&listed.tool)), Cow::Borrowed))
     }
 }

@@ -1036,4 +1036,23 @@ mod tests {
             json!(["A2"])
         );
     }
+
+    /// §5.5: an instance's own definition is read where the state keeps it, not copied (act
+    /// reads it on every call); a tool without one gets the listed definition, built.
+    #[test]
+    fn s5_5_an_instances_own_definition_is_read_in_place() {
+        let snap = with_open(2);
+        let g1 = InstanceName::parse("g1").unwrap();
+        let own = snap.definition("play", Some(&g1)).expect("a definition");
+        assert!(matches!(own, std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            own.input_schema["properties"]["move"]["enum"],
+            json!(["A1"])
+        );
+        let listed = snap
+            .definition("pass", Some(&g1))
+            .expect("the listed definition");
+        assert!(matches!(listed, std::borrow::Cow::Owned(_)));
+        assert!(snap.definition("nope", Some(&g1)).is_none());
+    }
 }

@@ -3,6 +3,7 @@
 
 use super::naming::projected_name;
 use crate::names::{InstanceName, ServerName};
+use std::borrow::Cow;
 
 impl super::state::Presenter {
     /// Every projected tool: each visible dynamic tool in each place it is usable, named by
@@ -13,7 +14,10 @@ impl super::state::Presenter {
             .map(|(name, server, tool, instance)| {
                 let snap = &self.servers[&server].snap;
                 let mut t = mcpl_protocol::mcp::Tool::new(name);
-                if let Some(d) = snap.definition(&tool, instance.as_ref()) {
+                if let Some(d) = snap
+                    .definition(&tool, instance.as_ref())
+                    .map(Cow::into_owned)
+                {
                     t.description = d.description;
                     t.input_schema = d.input_schema;
                     t.annotations = d.annotations;
