@@ -73,3 +73,45 @@ fn s4_1_a_presence_move_arriving_after_the_tool_joined_a_toolset_is_not_static()
     let entry = tool_entry(&hints, "hint", None).expect("an entry for hint");
     assert_eq!(entry["presence"], json!("dynamic"), "{hints}");
 }
+
+/// §6.1, §2.5: a change committed before a connection first read the principal's state is
+/// already in everything that connection states, so it is not news there: no message, no
+/// rev. It reaches such a connection when the connection registers between the commit and
+/// the fan-out (one conformance check's close reached the next check's new connection this
+/// way) or through a slow relay. A connection that read the state before the commit still
+/// hears of it.
+#[test]
+fn s6_1_a_change_committed_before_a_connection_first_read_the_state_is_not_news_to_it() {
+    let mut w = World::arcade();
+    let before = w.connect(ada(), true, true);
+    w.take(before);
+    let mut show = Update::new();
+    show.tools().show("hint");
+    let committed = w.commit(&ada(), &show).unwrap();
+    assert!(
+        committed.state().is_some(),
+        "the change carries the stored state"
+    );
+    let after = w.connect(ada(), true, true);
+    w.take(after);
+    let rev_after = w.conns[after].session.rev().get();
+
+    w.deliver(&committed);
+    w.drive();
+    assert!(
+        w.take(after).is_empty(),
+        "the new connection read the state with `hint` shown already"
+    );
+    assert_eq!(
+        w.conns[after].session.rev().get(),
+        rev_after,
+        "and takes no rev"
+    );
+    let told = w.take(before);
+    let hints = told
+        .iter()
+        .find_map(hints_of)
+        .expect("the older connection is told");
+    let entry = tool_entry(&hints, "hint", None).expect("an entry for hint");
+    assert_eq!(entry["visible"], json!(true), "{hints}");
+}

@@ -83,6 +83,9 @@ pub struct Session {
     version: u64,
     /// Whether the state was read yet ([`Effect::Load`] answered).
     loaded: bool,
+    /// The version of the state this session first read. A change committed at or before
+    /// it is in everything the session states, so it is not news to this connection.
+    first_read: u64,
     /// Whether `state` has changes not stored yet.
     dirty: bool,
     /// Whether the principal's state is to be forgotten (§5.6, per-connection principals).
@@ -123,6 +126,7 @@ impl Session {
             state: Arc::default(),
             version: 0,
             loaded: false,
+            first_read: 0,
             dirty: false,
             forget: false,
             store_down: None,
@@ -375,6 +379,10 @@ impl Session {
         if let Some(stored) = &change.state {
             if change.restated {
                 self.restate_from(stored);
+            } else if stored.version <= self.first_read {
+                // Committed before this connection first read the state (it registered
+                // between the commit and the fan-out, or a relay was slow): nothing to say.
+                return;
             } else {
                 self.adopt(stored);
             }

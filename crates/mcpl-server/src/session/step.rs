@@ -84,6 +84,7 @@ impl Session {
     pub fn handle_state(&mut self, _now: Instant, stored: Versioned) {
         if !self.loaded {
             self.loaded = true;
+            self.first_read = stored.version;
             self.take_state(stored);
         } else {
             self.adopt(&stored);
