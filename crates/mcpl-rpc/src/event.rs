@@ -261,15 +261,22 @@ impl Drop for Responder {
 /// Reads a request's params as `T`; missing params read as `{}`. The error is the `-32602`
 /// object to answer with.
 pub fn decode_params<T: DeserializeOwned>(request: &Request) -> Result<T, ErrorObject> {
-    let params = request
-        .params
-        .clone()
-        .unwrap_or_else(|| Value::Object(Default::default()));
+    params_as(&request.method, request.params.clone())
+}
+
+/// [`decode_params`] for a request read for the last time: its params move into `T`
+/// instead of being copied (a tool call's arguments, on the surface's call path).
+pub fn into_params<T: DeserializeOwned>(request: Request) -> Result<T, ErrorObject> {
+    params_as(&request.method, request.params)
+}
+
+fn params_as<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T, ErrorObject> {
+    let params = params.unwrap_or_else(|| Value::Object(Default::default()));
     let found = kind_of(&params);
     serde_json::from_value(params).map_err(|e| {
         ErrorObject::new(
             mcpl_protocol::jsonrpc::ErrorCode::InvalidParams,
-            format!("invalid params for `{}` ({found}): {e}", request.method),
+            format!("invalid params for `{method}` ({found}): {e}"),
         )
     })
 }
@@ -308,5 +315,47 @@ impl InlineRequests {
 impl std::fmt::Debug for InlineRequests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("InlineRequests(..)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Echo {
+        #[serde(default)]
+        text: String,
+    }
+
+    /// Params read by reference and params moved out read the same: missing params as `{}`,
+    /// and a mismatch as `-32602` naming the method and what was found.
+    #[test]
+    fn params_read_or_moved_decode_alike() {
+        let good = Request::new(1, "echo", Some(json!({"text": "hi"})));
+        let echo = Echo { text: "hi".into() };
+        assert_eq!(decode_params::<Echo>(&good), Ok(echo));
+        assert_eq!(into_params::<Echo>(good), Ok(Echo { text: "hi".into() }));
+        let bare = Request::new(2, "echo", None);
+        assert_eq!(
+            into_params::<Echo>(bare),
+            Ok(Echo {
+                text: String::new()
+            })
+        );
+        let bad = Request::new(3, "echo", Some(json!([1])));
+        let by_ref = decode_params::<Echo>(&bad).unwrap_err();
+        let moved = into_params::<Echo>(bad).unwrap_err();
+        assert_eq!(by_ref, moved);
+        assert_eq!(
+            moved.code,
+            mcpl_protocol::jsonrpc::ErrorCode::InvalidParams.code()
+        );
+        assert!(
+            moved.message.starts_with("invalid params for `echo`"),
+            "{}",
+            moved.message
+        );
     }
 }
