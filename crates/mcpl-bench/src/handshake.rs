@@ -4,7 +4,8 @@
 //! timeout, and the server's memory after the last wave must stay within 10% of its memory
 //! after the first: what a wave allocates is given back. An unmeasured warm-up wave goes
 //! first: a fresh process's allocator keeps the room its first wave took (a one-time step,
-//! not growth per wave; docs/BENCHMARKS.md, row 7).
+//! not growth per wave; docs/BENCHMARKS.md, row 7). The arcade runs on one malloc arena, so
+//! its resident set follows its heap rather than how connections fell across threads.
 
 use crate::error::BenchError;
 use crate::report::{Figure, Unit};
@@ -78,6 +79,11 @@ pub async fn measure(settings: &Settings) -> Result<Vec<Figure>, BenchError> {
             "--max-connections-per-principal",
             &(settings.connections * 2).to_string(),
         ])
+        // One malloc arena: with glibc's default of one per thread, the resident set after a
+        // wave depends on which worker thread served which connection and wanders by a tenth
+        // either way with nothing kept; with one arena it reads the same after every wave
+        // unless something is (docs/BENCHMARKS.md, "Row 7 on one arena").
+        .env("MALLOC_ARENA_MAX", "1")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
