@@ -24,8 +24,8 @@ use mcpl_host::presenter::{
 };
 use mcpl_protocol::jsonrpc::{Message, Request, RequestId};
 use mcpl_protocol::mcp::{
-    CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams,
-    InitializeResult, ServerCapabilities, ToolsCapability, ToolsListResult,
+    CallToolParams, CallToolResult, Implementation, InitializeParams, InitializeResult,
+    ServerCapabilities, ToolsCapability, ToolsListResult,
 };
 use mcpl_protocol::mcpl::{FeatureSet, FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::methods;
@@ -363,7 +363,7 @@ fn tools_call(shared: &Shared, agent: &AgentId, params: CallToolParams, responde
     };
     let (later, agent_later, tool) = (shared.clone(), agent.clone(), name.clone());
     let then = move |asked: Asked| match asked {
-        Asked::Answered(answer) => responder.respond_with(&result_of(answer)).is_ok(),
+        Asked::Answered(answer) => responder.respond(result_of(answer)).is_ok(),
         Asked::Declined(args) => {
             tokio::spawn(async move {
                 first_call(&later, &agent_later, &tool, args, responder).await;
@@ -397,9 +397,9 @@ async fn first_call(
     }
     let result = match shared.host.ask(agent, name, args).await {
         Ok(answer) => result_of(answer),
-        Err(e) => stopped(&e),
+        Err(e) => to_value(&stopped(&e)),
     };
-    let _ = responder.respond_with(&result);
+    let _ = responder.respond(result);
 }
 
 /// The client's result when the host task stopped before answering.
@@ -411,22 +411,34 @@ fn stopped(e: &mcpl_host::Error) -> CallToolResult {
 /// resources) and structured content, with the news as its last text block (H83); one made
 /// of structured content alone reads as its JSON text followed by the news (H85); every
 /// other answer is its text.
-fn result_of(answer: Answer) -> CallToolResult {
-    let own = answer
-        .result
-        .and_then(|v| serde_json::from_value::<CallToolResult>(v).ok())
-        .filter(|r| !r.content.is_empty());
+///
+/// The server's result is passed on as the value it arrived as (checked, not decoded and
+/// encoded again): only its `_meta` goes and the news block is added.
+fn result_of(answer: Answer) -> Value {
+    let own = answer.result.filter(|v| {
+        CallToolResult::is_well_formed(v)
+            && v.get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|blocks| !blocks.is_empty())
+    });
     match own {
-        Some(mut r) => {
-            r.meta = None; // hints are the host's, not the client's
-            if !answer.news.is_empty() {
-                r.content.push(ContentBlock::text(answer.news));
+        Some(Value::Object(mut r)) => {
+            r.shift_remove("_meta"); // hints are the host's, not the client's
+            if !answer.news.is_empty()
+                && let Some(Value::Array(blocks)) = r.get_mut("content")
+            {
+                blocks.push(json!({"type": "text", "text": answer.news}));
             }
-            r
+            Value::Object(r)
         }
-        None if answer.is_error => CallToolResult::error(answer.text),
-        None => CallToolResult::text(answer.text),
+        _ if answer.is_error => to_value(&CallToolResult::error(answer.text)),
+        _ => to_value(&CallToolResult::text(answer.text)),
     }
+}
+
+/// A result of ours as JSON (it always encodes; an empty object if it ever did not).
+fn to_value(result: &CallToolResult) -> Value {
+    serde_json::to_value(result).unwrap_or_else(|_| json!({}))
 }
 
 #[cfg(test)]
@@ -434,6 +446,65 @@ mod tests {
     use super::*;
     use crate::testing::listed;
     use mcpl_host::presenter::PresenterConfig;
+
+    fn answer(result: Option<Value>, news: &str) -> Answer {
+        Answer {
+            text: "the host's own words".to_owned(),
+            is_error: false,
+            news: news.to_owned(),
+            result,
+        }
+    }
+
+    #[test]
+    fn h83_a_servers_result_passes_on_without_its_meta_and_with_the_news_last() {
+        let image = json!({"type": "image", "data": "AA==", "mimeType": "image/png"});
+        let server = json!({"content": [{"type": "text", "text": "board"}, image],
+            "structuredContent": {"turn": 3}, "vendor": [1],
+            "_meta": {"mcpl/hints": {"rev": 2}}});
+        let sent = result_of(answer(Some(server), "news: it is your move"));
+        assert_eq!(
+            sent,
+            json!({"content": [{"type": "text", "text": "board"}, image,
+                               {"type": "text", "text": "news: it is your move"}],
+                   "structuredContent": {"turn": 3}, "vendor": [1]})
+        );
+        let keys: Vec<&String> = sent.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["content", "structuredContent", "vendor"],
+            "order kept"
+        );
+        // Without news nothing is added.
+        let quiet = result_of(answer(
+            Some(json!({"content": [{"type": "text", "text": "b"}]})),
+            "",
+        ));
+        assert_eq!(quiet, json!({"content": [{"type": "text", "text": "b"}]}));
+    }
+
+    #[test]
+    fn h85_a_result_without_blocks_or_not_a_result_reads_as_the_hosts_text() {
+        let text = json!({"content": [{"type": "text", "text": "the host's own words\nnews"}]});
+        for result in [
+            json!({"structuredContent": {"turn": 3}}),
+            json!({"content": []}),
+            json!({"content": [{"type": "text", "text": 7}]}),
+            json!({"content": [{"text": "no type"}]}),
+            json!({"content": [{"type": "text", "text": "x"}], "isError": "yes"}),
+            json!("not an object"),
+        ] {
+            let mut a = answer(Some(result.clone()), "news");
+            a.text = "the host's own words\nnews".to_owned();
+            assert_eq!(result_of(a), text, "{result}");
+        }
+        let mut refused = answer(None, "");
+        refused.is_error = true;
+        assert_eq!(
+            result_of(refused),
+            json!({"content": [{"type": "text", "text": "the host's own words"}], "isError": true})
+        );
+    }
 
     #[test]
     fn the_first_list_waits_for_a_hinted_servers_statement_and_never_for_a_plain_server() {

@@ -50,6 +50,26 @@ impl ContentBlock {
         }
     }
 
+    /// Whether `value` decodes as a content block, told without decoding it: an object with
+    /// a string `type`; a text block also needs a string `text`, and its `_meta`, if any, is
+    /// an object (or null).
+    pub fn is_well_formed(value: &Value) -> bool {
+        let Value::Object(block) = value else {
+            return false;
+        };
+        match block.get("type") {
+            Some(Value::String(kind)) if kind == "text" => {
+                matches!(block.get("text"), Some(Value::String(_)))
+                    && matches!(
+                        block.get("_meta"),
+                        None | Some(Value::Null | Value::Object(_))
+                    )
+            }
+            Some(Value::String(_)) => true,
+            _ => false,
+        }
+    }
+
     /// The text of a text block.
     pub fn as_text(&self) -> Option<&str> {
         match self {

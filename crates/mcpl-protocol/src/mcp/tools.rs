@@ -183,13 +183,117 @@ impl CallToolResult {
     pub fn failed(&self) -> bool {
         self.is_error == Some(true)
     }
+
+    /// Whether `value` decodes as a `CallToolResult`, told without decoding it: a relay that
+    /// passes a server's result on as it is checks it with this instead of decoding and
+    /// encoding it again (every content block and member would be copied twice).
+    pub fn is_well_formed(value: &Value) -> bool {
+        let Value::Object(result) = value else {
+            return false;
+        };
+        let content_ok = match result.get("content") {
+            None => true,
+            Some(Value::Array(blocks)) => blocks.iter().all(ContentBlock::is_well_formed),
+            Some(_) => false,
+        };
+        content_ok
+            && matches!(
+                result.get("isError"),
+                None | Some(Value::Null | Value::Bool(_))
+            )
+            && matches!(
+                result.get("_meta"),
+                None | Some(Value::Null | Value::Object(_))
+            )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_util::round_trip;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    /// A value built from the members and shapes the decoder cares about.
+    fn result_like() -> impl Strategy<Value = Value> {
+        let any = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            Just(json!(1)),
+            "[a-z]{0,3}".prop_map(Value::String),
+            Just(json!([])),
+            Just(json!({})),
+        ];
+        let block = proptest::collection::btree_map(
+            prop_oneof![
+                Just("type"),
+                Just("text"),
+                Just("annotations"),
+                Just("_meta"),
+                Just("data")
+            ],
+            prop_oneof![any.clone(), Just(json!("text")), Just(json!("image"))],
+            0..5,
+        )
+        .prop_map(|m| json!(m));
+        let content = prop_oneof![
+            proptest::collection::vec(prop_oneof![block, any.clone()], 0..4).prop_map(Value::Array),
+            any.clone(),
+        ];
+        let member = prop_oneof![content, any.clone()];
+        let object = proptest::collection::btree_map(
+            prop_oneof![
+                Just("content"),
+                Just("isError"),
+                Just("_meta"),
+                Just("structuredContent"),
+                Just("other")
+            ],
+            member,
+            0..5,
+        )
+        .prop_map(|m| json!(m));
+        prop_oneof![4 => object, 1 => any]
+    }
+
+    #[test]
+    fn is_well_formed_is_whether_it_decodes() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let (mut well, mut ill) = (0, 0);
+        for _ in 0..2_000 {
+            let value = result_like().new_tree(&mut runner).unwrap().current();
+            let decodes = serde_json::from_value::<CallToolResult>(value.clone()).is_ok();
+            assert_eq!(CallToolResult::is_well_formed(&value), decodes, "{value}");
+            if decodes { well += 1 } else { ill += 1 }
+        }
+        // Both answers are exercised, not one of them alone.
+        assert!(well > 100 && ill > 100, "{well} well-formed, {ill} not");
+    }
+
+    #[test]
+    fn is_well_formed_reads_whole_results() {
+        let image = json!({"type": "image", "data": "AA==", "mimeType": "image/png"});
+        let ok = json!({"content": [{"type": "text", "text": "hi", "_meta": null}, image],
+                        "isError": false, "_meta": {"k": 1}, "structuredContent": 3});
+        assert!(CallToolResult::is_well_formed(&ok));
+        assert!(CallToolResult::is_well_formed(&json!({})));
+        for bad in [
+            json!([]),
+            json!({"content": {}}),
+            json!({"content": [{"text": "no type"}]}),
+            json!({"content": [{"type": "text"}]}),
+            json!({"content": [{"type": "text", "text": 1}]}),
+            json!({"content": [{"type": "text", "text": "", "_meta": []}]}),
+            json!({"isError": "yes"}),
+            json!({"_meta": 1}),
+        ] {
+            assert!(!CallToolResult::is_well_formed(&bad), "{bad}");
+            assert!(serde_json::from_value::<CallToolResult>(bad).is_err());
+        }
+    }
 
     #[test]
     fn tools_list_params_round_trip() {
