@@ -24,16 +24,20 @@ pub enum SchemaError {
     Violated(Vec<String>),
 }
 
-/// A compiled JSON Schema (draft 2020-12), cheap to clone.
+/// A compiled JSON Schema (draft 2020-12), cheap to clone: clones share the schema as
+/// written and its validator.
 #[derive(Clone)]
-pub struct Schema {
+pub struct Schema(Arc<Compiled>);
+
+/// What every clone of a [`Schema`] shares.
+struct Compiled {
     source: Value,
-    validator: Arc<Validator>,
+    validator: Validator,
 }
 
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Schema").field(&self.source).finish()
+        f.debug_tuple("Schema").field(&self.0.source).finish()
     }
 }
 
@@ -42,20 +46,20 @@ impl Schema {
     pub fn compile(schema: &Value) -> Result<Schema, SchemaError> {
         let validator = jsonschema::draft202012::new(schema)
             .map_err(|e| SchemaError::Invalid(e.to_string()))?;
-        Ok(Schema {
+        Ok(Schema(Arc::new(Compiled {
             source: schema.clone(),
-            validator: Arc::new(validator),
-        })
+            validator,
+        })))
     }
 
     /// The schema as written.
     pub fn source(&self) -> &Value {
-        &self.source
+        &self.0.source
     }
 
     /// Whether `value` is valid.
     pub fn is_valid(&self, value: &Value) -> bool {
-        self.validator.is_valid(value)
+        self.0.validator.is_valid(value)
     }
 
     /// Checks `value`; `what` is "argument" or "option". The error lists every failure, each
@@ -63,10 +67,11 @@ impl Schema {
     pub fn check(&self, what: &str, value: &Value) -> Result<(), SchemaError> {
         // The common case costs one pass that builds nothing; errors are collected only for
         // a value that fails.
-        if self.validator.is_valid(value) {
+        if self.0.validator.is_valid(value) {
             return Ok(());
         }
         let failures: Vec<String> = self
+            .0
             .validator
             .iter_errors(value)
             .map(|e| {
@@ -175,11 +180,11 @@ mod tests {
         let first = cache.get(&a).unwrap();
         let again = cache.get(&a).unwrap();
         assert!(
-            Arc::ptr_eq(&first.validator, &again.validator),
+            Arc::ptr_eq(&first.0, &again.0),
             "the same definition is not compiled twice"
         );
         let other = cache.get(&b).unwrap();
-        assert!(!Arc::ptr_eq(&first.validator, &other.validator));
+        assert!(!Arc::ptr_eq(&first.0, &other.0));
         assert!(other.check("argument", &json!({"m": "B2"})).is_ok());
         assert!(other.check("argument", &json!({"m": "A1"})).is_err());
         let err = cache.get(&json!({"type": 5})).unwrap_err();
@@ -200,6 +205,11 @@ mod tests {
         let written = json!({"type": "object", "properties": {"size": {"enum": [9, 13, 19]}}});
         let s = Schema::compile(&written).unwrap();
         assert_eq!(s.source(), &written);
-        assert_eq!(s.clone().source(), &written, "a clone keeps it");
+        let clone = s.clone();
+        assert_eq!(clone.source(), &written, "a clone keeps it");
+        assert!(
+            std::ptr::eq(clone.source(), s.source()),
+            "and shares it: a call's clone copies nothing"
+        );
     }
 }
