@@ -101,7 +101,7 @@ impl TableRecord {
                 return Err(bad(format!("move {} `{text}` does not replay: {e}", n + 1)));
             }
         }
-        let seats = [record.black.try_into()?, record.white.try_into()?];
+        let seats = [record.black.into_seat()?, record.white.into_seat()?];
         Ok((options, game, seats, record.last_activity_ms))
     }
 }
@@ -122,15 +122,15 @@ impl From<&Seat> for SeatRecord {
     }
 }
 
-impl TryFrom<SeatRecord> for Seat {
-    type Error = ArcadeError;
-
-    fn try_from(record: SeatRecord) -> Result<Self, ArcadeError> {
+impl SeatRecord {
+    /// The seat this record stores. A connection's principal whose id is not that
+    /// connection's is an error.
+    fn into_seat(self) -> Result<Seat, ArcadeError> {
         let SeatRecord::Agent {
             id,
             instance,
             connection,
-        } = record
+        } = self
         else {
             return Ok(Seat::Bot);
         };
@@ -165,7 +165,7 @@ mod tests {
             instance: None,
             connection: true,
         };
-        let err = Seat::try_from(seat).unwrap_err();
+        let err = seat.into_seat().unwrap_err();
         assert_eq!(
             err.to_string(),
             "bad stored game: `ada` is not a connection's principal"

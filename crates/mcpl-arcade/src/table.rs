@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::Principal;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::json;
 
 use crate::error::ArcadeError;
@@ -19,20 +19,20 @@ use crate::options::GoOptions;
 use crate::record::TableRecord;
 pub use crate::seat::Seat;
 
-impl From<Table> for TableRecord {
-    fn from(table: Table) -> Self {
-        let moves = table
-            .game()
-            .history()
-            .iter()
-            .map(|turn| turn.mv.to_string())
-            .collect();
-        TableRecord::of(
-            table.options(),
-            [table.seat(Color::Black), table.seat(Color::White)],
-            moves,
-            table.last_activity_millis(),
-        )
+// The stored form by hand, as `#[serde(into = "TableRecord", try_from = "TableRecord")]` would
+// do it, but without `impl From<Table> for TableRecord`: tools that count an impl's methods as
+// part of the module defining the type (cargo-modules) would make that one `record`'s, and
+// `record` would depend on `table`, which depends on it.
+impl Serialize for Table {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_record().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Table {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let record = TableRecord::deserialize(deserializer)?;
+        Table::try_from(record).map_err(serde::de::Error::custom)
     }
 }
 
@@ -49,8 +49,7 @@ impl TryFrom<TableRecord> for Table {
 ///
 /// Serialized compactly as a record: the options, the seats, the moves as text and the last
 /// activity in unix milliseconds; reading one replays the moves.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(into = "TableRecord", try_from = "TableRecord")]
+#[derive(Debug, Clone)]
 pub struct Table {
     options: GoOptions,
     game: Game,
@@ -132,6 +131,23 @@ impl Table {
     /// [`last_activity`](Self::last_activity) in unix milliseconds.
     pub(crate) fn last_activity_millis(&self) -> u64 {
         self.last_activity
+    }
+
+    /// The table's stored form: its options, its seats, its moves as text and its last
+    /// activity.
+    pub(crate) fn to_record(&self) -> TableRecord {
+        let moves = self
+            .game()
+            .history()
+            .iter()
+            .map(|turn| turn.mv.to_string())
+            .collect();
+        TableRecord::of(
+            self.options(),
+            [self.seat(Color::Black), self.seat(Color::White)],
+            moves,
+            self.last_activity_millis(),
+        )
     }
 
     /// The colour `principal` plays in `instance`, if that is one of its seats.
