@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{
-    HintChanges, ListResult, Presence, SuggestEntry, ToolHintEntry, ToolsetChange, ToolsetDecl,
-    ToolsetDefault, ToolsetState,
+    HintChanges, ListResult, Presence, SuggestEntry, ToolHintEntry, ToolHintsMeta, ToolsetChange,
+    ToolsetDecl, ToolsetDefault, ToolsetState,
 };
 use serde_json::Value;
 
@@ -405,7 +405,7 @@ impl Snapshot {
             if !policy.permits(&tool.name) {
                 continue;
             }
-            let meta = tool.hints_meta();
+            let meta = ToolHintsMeta::of(&tool);
             let toolset = meta
                 .toolset
                 .clone()

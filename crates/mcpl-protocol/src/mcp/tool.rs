@@ -1,5 +1,6 @@
 //! The MCP `Tool` definition and its plain `_meta` access. RFC-014's accessors on it
-//! (`presence`, `toolset`, `visible`, ...) are in `rfc014/on_mcp.rs`, which builds on this.
+//! (`toolset`, `visible`, ...; `presence` through `ToolHintsMeta::of`) are in
+//! `rfc014/on_mcp.rs`, which builds on this.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,4 +1,5 @@
-//! RFC-014's members of MCP's own messages: the `_meta` accessors on [`Tool`] (§4.1),
+//! RFC-014's members of MCP's own messages: the `_meta` accessors on [`Tool`] and
+//! [`ToolHintsMeta::of`] / [`ToolHintsMeta::write_to`] (§4.1),
 //! [`ToolsListResult`] (`mcpl/rev`, §6.1), [`CallToolParams`] (`mcpl/instance`, §4.3) and
 //! [`CallToolResult`] (`mcpl/hints`, §6).
 //!
@@ -8,52 +9,37 @@
 use serde_json::{Map, Value};
 
 use super::hints::HintChanges;
-use super::meta::{
-    HINTS_KEY, INSTANCE_KEY, PRESENCE_KEY, Presence, REV_KEY, Rev, TOOLSET_KEY, ToolHintsMeta,
-    VISIBLE_KEY,
-};
+use super::meta::{HINTS_KEY, INSTANCE_KEY, REV_KEY, Rev, TOOLSET_KEY, ToolHintsMeta, VISIBLE_KEY};
 use crate::mcp::tool::Tool;
 use crate::mcp::tools::{
     CallToolParams, CallToolResult, MetaError, ToolsListResult, read_meta, write_meta,
 };
 
-impl Tool {
-    /// The RFC-014 `_meta` members (§4.1); a member of the wrong type reads as absent.
-    pub fn hints_meta(&self) -> ToolHintsMeta {
-        ToolHintsMeta::read(self.meta.as_ref())
+impl ToolHintsMeta {
+    /// The RFC-014 `_meta` members of `tool` (§4.1); a member of the wrong type reads as
+    /// absent.
+    pub fn of(tool: &Tool) -> Self {
+        Self::read(tool.meta.as_ref())
     }
 
-    /// Writes the RFC-014 `_meta` members, removing those `hints` leaves absent.
-    pub fn set_hints_meta(&mut self, hints: &ToolHintsMeta) {
-        let meta = self.meta.get_or_insert_with(Map::new);
-        hints.write(meta);
+    /// Writes these members into `tool`'s `_meta`, removing those left absent; a `_meta` left
+    /// empty is dropped.
+    pub fn write_to(&self, tool: &mut Tool) {
+        let meta = tool.meta.get_or_insert_with(Map::new);
+        self.write(meta);
         if meta.is_empty() {
-            self.meta = None;
+            tool.meta = None;
         }
     }
+}
 
+// `Tool`'s methods here name no RFC-014 type (presence is read and written through
+// `ToolHintsMeta::of` and `ToolHintsMeta::write_to`): tools that count an impl's methods as
+// part of the module defining the type (cargo-modules) then see no edge from `mcp` to here.
+impl Tool {
     /// Removes every RFC-014 `_meta` member (§6.3: tailoring for a host without `toolHints`).
     pub fn strip_hints_meta(&mut self) {
-        self.set_hints_meta(&ToolHintsMeta::default());
-    }
-
-    /// `mcpl/presence` as stated.
-    pub fn presence(&self) -> Option<Presence> {
-        self.hints_meta().presence
-    }
-
-    /// Sets or removes `mcpl/presence`.
-    pub fn set_presence(&mut self, presence: Option<Presence>) {
-        let value = presence.map(|p| match p {
-            Presence::Static => Value::from("static"),
-            Presence::Dynamic => Value::from("dynamic"),
-        });
-        self.set_meta_value(PRESENCE_KEY, value);
-    }
-
-    /// The presence in force: dynamic with a toolset, else as stated, else static (§4.1).
-    pub fn effective_presence(&self) -> Presence {
-        self.hints_meta().effective_presence()
+        ToolHintsMeta::default().write_to(self);
     }
 
     /// `mcpl/visible` as stated.
@@ -127,19 +113,33 @@ impl CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rfc014::meta::Presence;
     use crate::test_util::round_trip;
     use serde_json::json;
+
+    /// Sets `mcpl/presence` on `tool`, keeping its other members.
+    fn set_presence(tool: &mut Tool, presence: Option<Presence>) {
+        let mut hints = ToolHintsMeta::of(tool);
+        hints.presence = presence;
+        hints.write_to(tool);
+    }
 
     #[test]
     fn s4_1_meta_defaults_and_toolset_forces_dynamic() {
         let mut tool = Tool::new("board");
-        assert_eq!(tool.presence(), None);
-        assert_eq!(tool.effective_presence(), Presence::Static);
+        assert_eq!(ToolHintsMeta::of(&tool).presence, None);
+        assert_eq!(
+            ToolHintsMeta::of(&tool).effective_presence(),
+            Presence::Static
+        );
         assert!(tool.is_visible());
-        tool.set_presence(Some(Presence::Static));
+        set_presence(&mut tool, Some(Presence::Static));
         tool.set_toolset(Some("go"));
         assert_eq!(tool.toolset(), Some("go"));
-        assert_eq!(tool.effective_presence(), Presence::Dynamic);
+        assert_eq!(
+            ToolHintsMeta::of(&tool).effective_presence(),
+            Presence::Dynamic
+        );
         tool.set_visible(Some(false));
         assert!(!tool.is_visible());
         assert_eq!(
@@ -156,7 +156,7 @@ mod tests {
         tool.strip_hints_meta();
         assert_eq!(tool.meta, None);
         tool.set_meta_value("vendor/x", Some(json!(1)));
-        tool.set_presence(Some(Presence::Dynamic));
+        set_presence(&mut tool, Some(Presence::Dynamic));
         tool.strip_hints_meta();
         assert_eq!(
             tool.meta,
@@ -169,7 +169,7 @@ mod tests {
         let tool: Tool = serde_json::from_value(json!({"name": "t", "inputSchema": {},
             "_meta": {"mcpl/presence": "sideways", "mcpl/visible": "yes", "mcpl/toolset": 3}}))
         .unwrap();
-        assert_eq!(tool.presence(), None);
+        assert_eq!(ToolHintsMeta::of(&tool), ToolHintsMeta::default());
         assert_eq!(tool.visible(), None);
         assert_eq!(tool.toolset(), None);
     }
