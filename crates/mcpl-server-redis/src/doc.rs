@@ -54,13 +54,13 @@ impl<T> std::fmt::Debug for Document<T> {
     }
 }
 
-impl RedisStore {
-    /// The shared document `name` under this store's prefix (`PREFIX:doc:NAME`). Opening it
+impl<T> Document<T> {
+    /// The shared document `name` under `store`'s prefix (`PREFIX:doc:NAME`). Opening it
     /// reads nothing; every replica that opens the same name shares one value.
-    pub fn document<T>(self: &Arc<Self>, name: &str) -> Document<T> {
+    pub fn open(store: &Arc<RedisStore>, name: &str) -> Self {
         Document {
-            store: self.clone(),
-            key: self.keys().doc(name),
+            store: store.clone(),
+            key: store.keys().doc(name),
             last: Mutex::new(None),
             value: PhantomData,
         }

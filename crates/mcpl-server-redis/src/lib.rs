@@ -46,7 +46,7 @@
 //! revs. After a restart without persistence, the first replica to write a principal back
 //! wins.
 //!
-//! **App documents.** State an app keeps itself can be shared too: [`RedisStore::document`]
+//! **App documents.** State an app keeps itself can be shared too: [`Document::open`]
 //! gives a [`Document`], one JSON value at `PREFIX:doc:NAME` edited by optimistic
 //! transactions on the store's async connection (read, edit, then one `EVAL` that writes
 //! only if the key still holds what was read, rerun when it does not; a value that did not

@@ -10,7 +10,7 @@ use mcpl_protocol::mcp::CallToolResult;
 use mcpl_rpc::RequestOptions;
 use mcpl_server::driver::{App, Handle, Runtime};
 use mcpl_server::{Context, OpenReply, Principal, Server, ServerConfig, WallClock};
-use mcpl_server_redis::{Fanout, RedisStore};
+use mcpl_server_redis::{Document, Fanout, RedisStore};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -48,7 +48,7 @@ impl App for Race {
 
     async fn call_tool(&self, ctx: &mut Context, _: &str, _: Map<String, Value>) -> CallToolResult {
         let game = ctx.instance().map(|i| i.to_string()).unwrap_or_default();
-        let doc = self.store.document::<Moves>(&format!("game:{game}"));
+        let doc = Document::<Moves>::open(&self.store, &format!("game:{game}"));
         let counted = doc
             .update(|m| {
                 m.count += 1;
@@ -159,7 +159,7 @@ async fn s5_6_racing_moves_on_two_replicas_conflict_retry_and_lose_nothing() {
     let store = RedisStore::open(&redis.url(), "t").await.unwrap();
     let store = Arc::new(store);
     for (game, moves) in &acknowledged {
-        let doc = store.document::<Moves>(&format!("game:{game}"));
+        let doc = Document::<Moves>::open(&store, &format!("game:{game}"));
         let stored = doc.get().await.expect("the game's key reads");
         assert_eq!(
             stored.count, *moves,

@@ -5,7 +5,7 @@
 mod common;
 
 use common::RedisServer;
-use mcpl_server_redis::{Error, RedisStore};
+use mcpl_server_redis::{Document, Error, RedisStore};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,7 +40,7 @@ async fn doc_concurrent_updates_from_two_replicas_lose_no_update() {
             let store = if i % 2 == 0 { a.clone() } else { b.clone() };
             tokio::spawn(async move {
                 // Each task has its own handle on the document, as each replica would.
-                let doc = store.document::<Tally>("games");
+                let doc = Document::<Tally>::open(&store, "games");
                 for _ in 0..50 {
                     doc.update(|t| {
                         t.count += 1;
@@ -55,7 +55,7 @@ async fn doc_concurrent_updates_from_two_replicas_lose_no_update() {
     for t in tasks {
         t.await.unwrap();
     }
-    let tally = b.document::<Tally>("games").get().await.unwrap();
+    let tally = Document::<Tally>::open(&b, "games").get().await.unwrap();
     assert_eq!(tally.count, 200, "no increment lost: {tally:?}");
     assert!(tally.by.values().all(|&n| n == 50), "{tally:?}");
 }
@@ -64,7 +64,7 @@ async fn doc_concurrent_updates_from_two_replicas_lose_no_update() {
 async fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
     let redis = RedisServer::start();
     let store = Arc::new(open(&redis).await);
-    let doc = store.document::<Tally>("games");
+    let doc = Document::<Tally>::open(&store, "games");
     assert_eq!(doc.key(), "t:doc:games");
     assert_eq!(
         doc.get().await.unwrap(),
@@ -90,7 +90,11 @@ async fn doc_update_returns_the_kept_runs_value_and_writes_only_changes() {
     // Another replica's handle sees it, and the stored form is plain JSON.
     let other = Arc::new(open(&redis).await);
     assert_eq!(
-        other.document::<Tally>("games").get().await.unwrap().count,
+        Document::<Tally>::open(&other, "games")
+            .get()
+            .await
+            .unwrap()
+            .count,
         2
     );
     let text: String = redis::cmd("GET")
@@ -110,7 +114,7 @@ async fn doc_a_stored_value_that_does_not_parse_is_an_error_naming_the_key_and_i
         .arg("{not json")
         .query(&mut c)
         .unwrap();
-    let doc = store.document::<Tally>("games");
+    let doc = Document::<Tally>::open(&store, "games");
     let mut ran = false;
     let err = doc
         .update(|t| {
@@ -128,7 +132,7 @@ async fn doc_a_stored_value_that_does_not_parse_is_an_error_naming_the_key_and_i
     let kept: String = redis::cmd("GET").arg("t:doc:games").query(&mut c).unwrap();
     assert_eq!(kept, "{not json", "the bad value is not replaced");
     // The connection is still good for other documents.
-    let fine = store.document::<Tally>("other");
+    let fine = Document::<Tally>::open(&store, "other");
     fine.update(|t| t.count = 7).await.unwrap();
     assert_eq!(fine.get().await.unwrap().count, 7);
     assert!(store.is_available(), "a bad value is not an outage");
@@ -138,7 +142,7 @@ async fn doc_a_stored_value_that_does_not_parse_is_an_error_naming_the_key_and_i
 async fn doc_unreachable_redis_is_an_error_and_a_restarted_redis_gets_the_last_copy_back() {
     let mut redis = RedisServer::start();
     let store = Arc::new(open(&redis).await);
-    let doc = store.document::<Tally>("games");
+    let doc = Document::<Tally>::open(&store, "games");
     doc.update(|t| t.count = 1).await.unwrap();
     redis.stop();
     let err = doc
@@ -159,7 +163,11 @@ async fn doc_unreachable_redis_is_an_error_and_a_restarted_redis_gets_the_last_c
     assert_eq!(doc.get().await.unwrap().count, 2, "nothing was lost");
     let other = Arc::new(open(&redis).await);
     assert_eq!(
-        other.document::<Tally>("games").get().await.unwrap().count,
+        Document::<Tally>::open(&other, "games")
+            .get()
+            .await
+            .unwrap()
+            .count,
         2
     );
     assert!(store.is_available());
