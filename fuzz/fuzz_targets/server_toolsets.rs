@@ -57,7 +57,7 @@ fn server(now: Instant) -> Server {
 /// once; returns the ids answered.
 fn drive(s: &mut Session, store: &MemoryStore, now: Instant, answered: &mut Vec<RequestId>) {
     while let Some(effect) = s.poll_effect() {
-        let Some(effect) = store.serve(now, s, effect) else {
+        let Some(effect) = s.answer_from(store, now, effect) else {
             continue;
         };
         match effect {

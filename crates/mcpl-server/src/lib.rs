@@ -144,7 +144,7 @@
 //!
 //! Without the driver, feed a [`Session`] yourself: see its docs for the method kinds and the
 //! drain order; answer its [`Effect::Load`] and [`Effect::Write`] from any store (or from a
-//! [`MemoryStore`] in place, with [`MemoryStore::serve`]); and see `tests/common/mod.rs` for
+//! [`MemoryStore`] in place, with [`Session::answer_from`]); and see `tests/common/mod.rs` for
 //! an in-memory harness and `tests/steps.rs` for a session driven with no store at all.
 //!
 //! # Layout
@@ -171,7 +171,7 @@
 //!   (`tools/call` routing, gating and validation).
 //! - `server`: [`Server`]: makes sessions, and the pure commits ([`Server::apply_to`],
 //!   [`Server::end_removed`]) a driver runs between a store read and a write.
-//! - `local`: [`MemoryStore::serve`] and [`MemoryStore::apply_now`], for harnesses that
+//! - `local`: [`Session::answer_from`] and [`Server::apply_now`], for harnesses that
 //!   answer a session's store effects in place.
 //! - [`driver`] (feature `tokio`): [`driver::App`], [`driver::Handle`] (pushes, catalog
 //!   changes on an ordered committer task, a [`driver::Relay`] to other replicas) and

@@ -200,7 +200,7 @@ impl World {
     /// `out`.
     fn drain_session(&mut self, session: &mut Session, out: &mut Vec<Message>) {
         while let Some(e) = session.poll_effect() {
-            match self.store.serve(self.now, session, e) {
+            match session.answer_from(&self.store, self.now, e) {
                 None => {}
                 Some(ServerEffect::Send(m)) => out.push(m),
                 Some(ServerEffect::Committed { hooks, .. }) => hooks.run(),
@@ -224,7 +224,7 @@ impl World {
                 while let Some(e) = self.links[i].session.poll_effect() {
                     progressed = true;
                     let now = self.now;
-                    let Some(e) = self.store.serve(now, &mut self.links[i].session, e) else {
+                    let Some(e) = self.links[i].session.answer_from(&self.store, now, e) else {
                         continue;
                     };
                     match e {
@@ -368,7 +368,7 @@ impl World {
     /// Commits a server-side update for the principal and hands the change to every session.
     pub fn commit(&mut self, principal: &Principal, update: &Update) {
         let now = self.now;
-        match self.store.apply_now(&self.server, now, principal, update) {
+        match self.server.apply_now(&self.store, now, principal, update) {
             Ok(change) => {
                 for l in &mut self.links {
                     l.session.handle_principal_change(now, &change);

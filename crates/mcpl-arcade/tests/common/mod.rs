@@ -209,8 +209,8 @@ impl World {
     /// Commits an update for `principal` on the server's initiative and fans it out.
     pub fn apply(&mut self, principal: &Principal, update: Update) {
         let change = self
-            .store
-            .apply_now(&self.server, self.now, principal, &update)
+            .server
+            .apply_now(&self.store, self.now, principal, &update)
             .expect("the arcade's updates fit its declarations");
         for c in &mut self.conns {
             c.session.handle_principal_change(self.now, &change);
@@ -249,16 +249,17 @@ impl World {
                 while let Some(effect) = self.conns[i].session.poll_effect() {
                     progressed = true;
                     let Some(effect) =
-                        self.store
-                            .serve(self.now, &mut self.conns[i].session, effect)
+                        self.conns[i]
+                            .session
+                            .answer_from(&self.store, self.now, effect)
                     else {
                         continue;
                     };
                     match effect {
                         Effect::Apply(principal, update) => {
                             let change = self
-                                .store
-                                .apply_now(&self.server, self.now, &principal, &update)
+                                .server
+                                .apply_now(&self.store, self.now, &principal, &update)
                                 .expect("the arcade's updates fit its declarations");
                             for c in &mut self.conns {
                                 c.session.handle_principal_change(self.now, &change);
