@@ -1,7 +1,7 @@
 //! A child process spoken to over its stdin and stdout (MCP stdio, host side).
 
 use super::stderr::LineSplitter;
-pub use super::stderr::{STDERR_BACKLOG, STDERR_LINE_MAX, StderrLines};
+pub use super::stderr::{STDERR_BACKLOG, STDERR_LINE_MAX, StderrLines, StderrMode};
 use super::{Transport, TransportKind, lines};
 use crate::error::RpcError;
 use mcpl_protocol::frame::Limits;
@@ -11,19 +11,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
-
-/// What happens to the child's stderr (MCP: logging, never an error signal).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum StderrMode {
-    /// Passed through to this process's stderr.
-    #[default]
-    Inherit,
-    /// Captured line by line; read it with [`Transport::take_stderr`].
-    Capture,
-    /// Discarded.
-    Discard,
-}
 
 /// Reads `err` chunk by chunk, as lines of at most [`STDERR_LINE_MAX`] bytes, into `tx` until
 /// it ends. A line that finds the backlog full is dropped and counted in `dropped`; each run of

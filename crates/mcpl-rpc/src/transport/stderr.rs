@@ -1,8 +1,23 @@
-//! A child process's captured stderr (a leaf: the transport holds it, `child` fills it).
+//! A child process's stderr: what becomes of it ([`StderrMode`]) and, when captured, the lines
+//! (a leaf: the transport holds them, `child` fills them).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
+
+/// What happens to the child's stderr (MCP: logging, never an error signal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum StderrMode {
+    /// Passed through to this process's stderr.
+    #[default]
+    Inherit,
+    /// Captured line by line; read it with
+    /// [`Transport::take_stderr`](super::Transport::take_stderr).
+    Capture,
+    /// Discarded.
+    Discard,
+}
 
 /// How many captured stderr lines wait for their reader at most. Past that, new lines are
 /// dropped (and counted, with a warning) so a chatty child cannot grow this process's memory;
