@@ -367,7 +367,7 @@ mod stored_tests {
 
     use mcpl_server::{ConnectionId, Principal, PrincipalScope};
 
-    use super::*;
+    use super::{Seat, Table};
     use crate::go::{BoardSize, Color, Komi};
     use crate::options::{GoOptions, Opponent};
 
