@@ -397,8 +397,7 @@ impl Task {
     /// Drains one controller's effects in order; returns the answers to settle.
     fn drain_conn(&mut self, name: &ServerName, c: &mut Conn) -> Vec<crate::controller::Answer> {
         let mut answers = Vec::new();
-        let version = c.ctrl.snapshot().version();
-        if self.versions.insert(name.to_owned(), version) != Some(version) {
+        if self.note_version(name, c.ctrl.snapshot().version()) {
             self.changed = true;
         }
         while let Some(effect) = c.ctrl.poll_effect() {
@@ -432,27 +431,44 @@ impl Task {
             }
         }
         self.pres.update_shared(c.ctrl.shared_snapshot(), c.granted);
-        if self.versions.get(name) != Some(&c.ctrl.snapshot().version()) {
-            self.versions
-                .insert(name.to_owned(), c.ctrl.snapshot().version());
+        if self.note_version(name, c.ctrl.snapshot().version()) {
             self.changed = true;
         }
         answers
     }
 
-    /// Drains every controller's effects in order, then tells the agents what is owed.
-    fn drain(&mut self) {
-        let names: Vec<ServerName> = self.conns.keys().cloned().collect();
-        for name in names {
-            let Some(mut c) = self.conns.remove(&name) else {
-                continue;
-            };
-            let answers = self.drain_conn(&name, &mut c);
-            self.conns.insert(name.clone(), c);
-            for a in answers {
-                self.answered(&name, a.pending, a.outcome);
+    /// Records `server`'s snapshot version; true when it differs from the one recorded.
+    fn note_version(&mut self, server: &ServerName, version: u64) -> bool {
+        match self.versions.get_mut(server) {
+            Some(seen) if *seen == version => false,
+            Some(seen) => {
+                *seen = version;
+                true
+            }
+            None => {
+                self.versions.insert(server.clone(), version);
+                true
             }
         }
+    }
+
+    /// Drains every controller's effects in order, then tells the agents what is owed.
+    fn drain(&mut self) {
+        // The connections are set aside while they are drained (every turn, so without
+        // copying names or rebuilding the map): draining and answering use the rest of the
+        // task, and none of it reads the connections.
+        let mut conns = std::mem::take(&mut self.conns);
+        for (name, c) in conns.iter_mut() {
+            let answers = self.drain_conn(name, c);
+            for a in answers {
+                self.answered(name, a.pending, a.outcome);
+            }
+        }
+        debug_assert!(
+            self.conns.is_empty(),
+            "a connection was added while draining"
+        );
+        self.conns = conns;
         if std::mem::take(&mut self.changed) {
             for f in &mut self.observers {
                 f(&self.pres);
