@@ -1,7 +1,8 @@
 //! RFC-014's members of MCP's own messages: the `_meta` accessors on [`Tool`] and
 //! [`ToolHintsMeta::of`] / [`ToolHintsMeta::write_to`] (§4.1),
-//! [`ToolsListResult`] (`mcpl/rev`, §6.1), [`CallToolParams`] (`mcpl/instance`, §4.3) and
-//! [`CallToolResult`] (`mcpl/hints`, §6).
+//! [`Rev::of_list`] / [`Rev::set_on_list`] on a [`ToolsListResult`] (`mcpl/rev`, §6.1),
+//! [`CallToolParams`] (`mcpl/instance`, §4.3) and [`HintChanges::of_result`] /
+//! [`HintChanges::set_on_result`] on a [`CallToolResult`] (`mcpl/hints`, §6).
 //!
 //! They live here, not beside the MCP types, so that MCP's module never depends on RFC-014's:
 //! RFC-014 builds on MCP (hints carry tool definitions), not the other way round.
@@ -68,17 +69,22 @@ impl Tool {
     }
 }
 
-impl ToolsListResult {
-    /// `_meta["mcpl/rev"]`: the last rev the server had taken when it wrote the page
-    /// (RFC-014 §4.1). `Ok(None)` when absent (a server without `toolHints`); an error when
-    /// present but not a non-negative integer (H07 treats such pages specially).
-    pub fn rev(&self) -> Result<Option<Rev>, MetaError> {
-        read_meta(self.meta.as_ref(), REV_KEY)
+// `Rev` and `HintChanges` read and write themselves on MCP's results (not `impl
+// ToolsListResult` or `impl CallToolResult` here): a method of an MCP type whose signature named
+// an RFC-014 type would count, for tools that file an impl's methods under the type's module,
+// as an edge from `mcp` to `rfc014`.
+impl Rev {
+    /// `_meta["mcpl/rev"]` of a `tools/list` page: the last rev the server had taken when it
+    /// wrote the page (RFC-014 §4.1). `Ok(None)` when absent (a server without `toolHints`); an
+    /// error when present but not a non-negative integer (H07 treats such pages specially).
+    pub fn of_list(list: &ToolsListResult) -> Result<Option<Rev>, MetaError> {
+        read_meta(list.meta.as_ref(), REV_KEY)
     }
 
-    /// Sets `_meta["mcpl/rev"]` (`None` removes it). The result itself takes no rev (§6.1).
-    pub fn set_rev(&mut self, rev: Option<Rev>) {
-        write_meta(&mut self.meta, REV_KEY, rev.map(|r| Value::from(r.get())));
+    /// Sets `_meta["mcpl/rev"]` of a `tools/list` page (`None` removes it). The result itself
+    /// takes no rev (§6.1).
+    pub fn set_on_list(list: &mut ToolsListResult, rev: Option<Rev>) {
+        write_meta(&mut list.meta, REV_KEY, rev.map(|r| Value::from(r.get())));
     }
 }
 
@@ -96,16 +102,20 @@ impl CallToolParams {
     }
 }
 
-impl CallToolResult {
-    /// `_meta["mcpl/hints"]`: what the call caused (RFC-014 §6). `Ok(None)` when absent.
-    pub fn hints(&self) -> Result<Option<HintChanges>, MetaError> {
-        read_meta(self.meta.as_ref(), HINTS_KEY)
+impl HintChanges {
+    /// `_meta["mcpl/hints"]` of a `tools/call` result: what the call caused (RFC-014 §6).
+    /// `Ok(None)` when absent.
+    pub fn of_result(result: &CallToolResult) -> Result<Option<HintChanges>, MetaError> {
+        read_meta(result.meta.as_ref(), HINTS_KEY)
     }
 
-    /// Sets or removes `_meta["mcpl/hints"]`.
-    pub fn set_hints(&mut self, hints: Option<&HintChanges>) -> Result<(), serde_json::Error> {
+    /// Sets or removes `_meta["mcpl/hints"]` of a `tools/call` result.
+    pub fn set_on_result(
+        result: &mut CallToolResult,
+        hints: Option<&HintChanges>,
+    ) -> Result<(), serde_json::Error> {
         let value = hints.map(serde_json::to_value).transpose()?;
-        write_meta(&mut self.meta, HINTS_KEY, value);
+        write_meta(&mut result.meta, HINTS_KEY, value);
         Ok(())
     }
 }
@@ -183,20 +193,20 @@ mod tests {
             "_meta": {"mcpl/rev": 12, "other": "kept"},
             "vendor": {}
         }));
-        assert_eq!(r.rev().unwrap(), Some(Rev(12)));
+        assert_eq!(Rev::of_list(&r).unwrap(), Some(Rev(12)));
         assert_eq!(r.tools[1].toolset(), Some("go"));
     }
 
     #[test]
     fn s6_1_rev_zero_before_any_hints_and_set_rev_writes_a_number() {
         let mut r = ToolsListResult::new(vec![]);
-        assert_eq!(r.rev().unwrap(), None);
-        r.set_rev(Some(Rev::ZERO));
+        assert_eq!(Rev::of_list(&r).unwrap(), None);
+        Rev::set_on_list(&mut r, Some(Rev::ZERO));
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
             json!({"tools": [], "_meta": {"mcpl/rev": 0}})
         );
-        r.set_rev(None);
+        Rev::set_on_list(&mut r, None);
         assert_eq!(r.meta, None);
     }
 
@@ -204,12 +214,12 @@ mod tests {
     fn h07_non_numeric_rev_is_reported_not_hidden() {
         let r: ToolsListResult =
             serde_json::from_value(json!({"tools": [], "_meta": {"mcpl/rev": "7"}})).unwrap();
-        let err = r.rev().unwrap_err();
+        let err = Rev::of_list(&r).unwrap_err();
         assert_eq!(err.key, "mcpl/rev");
         assert!(err.to_string().contains("mcpl/rev"));
         let r: ToolsListResult =
             serde_json::from_value(json!({"tools": [], "_meta": {"mcpl/rev": -1}})).unwrap();
-        assert!(r.rev().is_err());
+        assert!(Rev::of_list(&r).is_err());
     }
 
     #[test]
@@ -243,15 +253,15 @@ mod tests {
                       "visible": true}]}},
             "vendor": 1
         }));
-        let hints = r.hints().unwrap().unwrap();
+        let hints = HintChanges::of_result(&r).unwrap().unwrap();
         assert_eq!(hints.rev, Rev(3));
         assert!(!r.failed());
         let mut plain = CallToolResult::error("not open");
         assert!(plain.failed());
-        assert_eq!(plain.hints().unwrap(), None);
-        plain.set_hints(Some(&hints)).unwrap();
-        assert_eq!(plain.hints().unwrap(), Some(hints));
-        plain.set_hints(None).unwrap();
+        assert_eq!(HintChanges::of_result(&plain).unwrap(), None);
+        HintChanges::set_on_result(&mut plain, Some(&hints)).unwrap();
+        assert_eq!(HintChanges::of_result(&plain).unwrap(), Some(hints));
+        HintChanges::set_on_result(&mut plain, None).unwrap();
         assert_eq!(plain.meta, None);
     }
 
@@ -260,6 +270,6 @@ mod tests {
         let r: CallToolResult = serde_json::from_value(json!({"content": [],
             "_meta": {"mcpl/hints": {"rev": "x"}}}))
         .unwrap();
-        assert_eq!(r.hints().unwrap_err().key, "mcpl/hints");
+        assert_eq!(HintChanges::of_result(&r).unwrap_err().key, "mcpl/hints");
     }
 }

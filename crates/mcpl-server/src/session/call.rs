@@ -14,7 +14,7 @@ use crate::store::OpenKey;
 use crate::update::{PrincipalChange, Touch, Update};
 use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::mcp::{CallToolParams, CallToolResult};
-use mcpl_protocol::rfc014::{InstanceName, ToolsetName};
+use mcpl_protocol::rfc014::{HintChanges, InstanceName, ToolsetName};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -345,8 +345,7 @@ impl Session {
         } else {
             // §6.2, vector 2: the call's own consequences ride in its result, and only there.
             let hints = self.stamp(st, suggest);
-            result
-                .set_hints(hints.as_ref())
+            HintChanges::set_on_result(&mut result, hints.as_ref())
                 .expect("hint changes serialize");
             self.respond_tool(request, result);
         }

@@ -15,7 +15,7 @@ use mcpl_protocol::mcpl::{
     ManifestChangedParams,
 };
 use mcpl_protocol::methods;
-use mcpl_protocol::rfc014::ToolHintsMeta;
+use mcpl_protocol::rfc014::{Rev, ToolHintsMeta};
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 
@@ -144,7 +144,7 @@ impl Session {
         let mut result = ToolsListResult::new(tools);
         if hints {
             // §6.1: no rev of its own; it names the last rev taken (0 before any).
-            result.set_rev(Some(self.rev));
+            Rev::set_on_list(&mut result, Some(self.rev));
         }
         let result = serde_json::to_value(&result).expect("tools/list result serializes");
         self.respond(id, Ok(result));
