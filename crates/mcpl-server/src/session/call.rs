@@ -2,7 +2,7 @@
 //! validation, and finishing app work.
 
 use super::catalog::{TOOLSET_CHOOSE, TOOLSET_CLOSE, TOOLSET_OPEN};
-use super::data::PlannedCall;
+use super::data::{PlannedCall, Route};
 use super::statement::{own_definition_ref, visible_in};
 use super::toolsets::list_or_none;
 use super::{Effect, Pending, Session};
@@ -18,14 +18,6 @@ use mcpl_protocol::rfc014::{HintChanges, InstanceName, ToolsetName};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Where a call goes, or why it cannot go anywhere.
-enum Route {
-    To(Option<OpenKey>),
-    /// §6.3: a toolset implicitly open for a host without `toolHints` that is not open yet.
-    OpenFirst(OpenKey),
-    Refuse(String),
-}
 
 impl Session {
     pub(super) fn tool_error(&mut self, id: RequestId, text: &str) {

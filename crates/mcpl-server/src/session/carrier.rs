@@ -3,7 +3,7 @@
 //! A rev is taken only when the message carrying it is queued, in the same call, so the
 //! order of `Effect::Send`s is the order of revs.
 
-use super::statement::Statement;
+use super::statement::{Statement, from_touches};
 use super::{Effect, Session};
 use crate::store::OpenKey;
 use crate::update::{Event, PrincipalChange, Touch};
@@ -14,6 +14,12 @@ use mcpl_protocol::rfc014::{HintChanges, SuggestEntry};
 use std::time::Instant;
 
 impl Session {
+    /// The statement of `touches` as this principal's state holds them now.
+    pub(super) fn statement_for(&self, touches: &[Touch]) -> Statement {
+        let catalog = self.server.catalog();
+        from_touches(&catalog, &self.state, touches)
+    }
+
     /// Takes the next rev for a message about to be queued (§6.1: consecutive from 1).
     fn take_rev(&mut self) -> mcpl_protocol::rfc014::Rev {
         self.rev = self.rev.next();

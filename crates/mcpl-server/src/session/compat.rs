@@ -3,7 +3,8 @@
 
 use super::Session;
 use super::catalog::{TOOLSET_CHOOSE, TOOLSET_OPEN};
-use super::toolsets::{Begin, adoption_text, list_or_none};
+use super::data::Begin;
+use super::toolsets::{adoption_text, list_or_none};
 use crate::store::OpenKey;
 use mcpl_protocol::jsonrpc::RequestId;
 use mcpl_protocol::mcp::CallToolResult;

@@ -1,6 +1,7 @@
 //! The session's data (a leaf under the session's code): the effects it hands out, what
-//! the host said about itself, why it waits for app code, and the inputs a step keeps so it
-//! can run again.
+//! the host said about itself, why it waits for app code, the inputs a step keeps so it
+//! can run again, and what a call's route and an open's start came to ([`Route`], [`Begin`],
+//! here so that the session's methods returning them name no module that names the session).
 
 use crate::context::{AfterCommit, Call, Outcome};
 use crate::principal::{CallId, Principal};
@@ -149,4 +150,48 @@ pub(super) struct Staged {
     pub(super) inputs: Vec<Input>,
     /// The step's effects, released when the write is acknowledged.
     pub(super) held: VecDeque<Effect>,
+}
+
+/// Where a call goes, or why it cannot go anywhere.
+pub(super) enum Route {
+    /// To this open toolset or instance (`None`: no scope, as for a free or grouped tool).
+    To(Option<OpenKey>),
+    /// §6.3: a toolset implicitly open for a host without `toolHints` that is not open yet.
+    OpenFirst(OpenKey),
+    /// Nowhere: the tool error's text.
+    Refuse(String),
+}
+
+/// How an open began.
+pub(super) enum Begin {
+    /// Already open: adopt it (§5.2).
+    Adopted {
+        key: OpenKey,
+        title: String,
+        options: Value,
+    },
+    /// Its open handler is still running.
+    Busy(OpenKey),
+    /// Marked opening; the app's open handler runs next.
+    Started(OpenKey),
+    /// Refused: the principal has `open` instances, the configured most.
+    Full {
+        /// The instance asked for.
+        key: OpenKey,
+        /// Instances the principal has open.
+        open: usize,
+    },
+    /// Refused: the principal store cannot take new opens now (its engine is unreachable).
+    Unavailable(String),
+}
+
+impl Begin {
+    /// The refusal text of [`Begin::Full`].
+    pub(super) fn full_text(key: &OpenKey, open: usize) -> String {
+        format!(
+            "cannot open {}: {open} instances are open for this principal, the most this server \
+             allows (`max_open_instances`); close one first",
+            key.describe()
+        )
+    }
 }

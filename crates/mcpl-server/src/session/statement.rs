@@ -1,7 +1,6 @@
 //! Building hint entries from state: the values of touched things (§6), and the full
 //! statement of `toolsets/list` (§5.3).
 
-use super::Session;
 use crate::decl::{Catalog, Home};
 use crate::store::{OpenKey, PrincipalState};
 use crate::update::Touch;
@@ -229,14 +228,6 @@ pub(crate) fn full(catalog: &Catalog, state: &PrincipalState) -> Statement {
         }
     }
     st
-}
-
-impl Session {
-    /// The statement of `touches` as this principal's state holds them now.
-    pub(super) fn statement_for(&self, touches: &[Touch]) -> Statement {
-        let catalog = self.server.catalog();
-        from_touches(&catalog, &self.state, touches)
-    }
 }
 
 #[cfg(test)]

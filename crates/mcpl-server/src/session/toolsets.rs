@@ -1,6 +1,7 @@
 //! `toolsets/open`, `toolsets/close` and `toolsets/list` (§5.2, §5.3), and §11's
 //! compatibility tools for hosts without `toolHints`.
 
+use super::data::Begin;
 use super::statement;
 use super::{Effect, Pending, PlannedCall, Session};
 use crate::context::{Call, CallKind, CloseReply, Context, OpenReply};
@@ -16,40 +17,6 @@ use mcpl_protocol::rfc014::{
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// How an open began.
-pub(super) enum Begin {
-    /// Already open: adopt it (§5.2).
-    Adopted {
-        key: OpenKey,
-        title: String,
-        options: Value,
-    },
-    /// Its open handler is still running.
-    Busy(OpenKey),
-    /// Marked opening; the app's open handler runs next.
-    Started(OpenKey),
-    /// Refused: the principal has `open` instances, the configured most.
-    Full {
-        /// The instance asked for.
-        key: OpenKey,
-        /// Instances the principal has open.
-        open: usize,
-    },
-    /// Refused: the principal store cannot take new opens now (its engine is unreachable).
-    Unavailable(String),
-}
-
-impl Begin {
-    /// The refusal text of [`Begin::Full`].
-    pub(super) fn full_text(key: &OpenKey, open: usize) -> String {
-        format!(
-            "cannot open {}: {open} instances are open for this principal, the most this server \
-             allows (`max_open_instances`); close one first",
-            key.describe()
-        )
-    }
-}
 
 impl Session {
     /// Checks an open request: declared toolset, name grammar, instance use and options
