@@ -11,6 +11,7 @@ use mcpl_protocol::methods;
 use mcpl_protocol::rfc014::{HINTS_KEY, HintChanges, ListResult};
 use serde_json::{Map, Value, json};
 
+use super::state;
 use super::{
     Answer, Carrier, Controller, EVENT_CAP, Effect, Outcome, PushEvent, ReadSeq, RecoveryReason,
     ReqKind,
@@ -294,10 +295,10 @@ impl Controller {
             return;
         }
         if manifest.get("toolHints").and_then(Value::as_bool) != Some(true) {
-            Arc::make_mut(&mut self.snap).drop_hints();
+            state::drop_hints(Arc::make_mut(&mut self.snap));
             return;
         }
-        let items = Arc::make_mut(&mut self.snap).set_declared(Some(manifest));
+        let items = state::set_declared(Arc::make_mut(&mut self.snap), Some(manifest));
         self.emit_at(self.read_seq, Carrier::Manifest, items);
         self.trigger(now, RecoveryReason::ListChanged);
     }

@@ -302,7 +302,7 @@ impl Controller {
             closed: false,
         };
         if hinted {
-            let gone = c.snap_mut().set_declared(manifest.as_ref());
+            let gone = state::set_declared(c.snap_mut(), manifest.as_ref());
             c.emit_change(Carrier::Manifest, gone);
         }
         c.trigger(now, RecoveryReason::Connect);
@@ -569,7 +569,7 @@ impl Controller {
                 Error::UnknownToolset(group.clone())
             });
         }
-        let items = self.snap_mut().set_group(group, open);
+        let items = state::set_group(self.snap_mut(), group, open);
         self.emit_change(Carrier::Host, items);
         Ok(())
     }

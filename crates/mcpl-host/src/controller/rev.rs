@@ -7,6 +7,7 @@ use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::rfc014::{HintChanges, ListResult, Presence};
 
 use super::rev_state::{Held, JUMPED_CAP};
+use super::state;
 use super::{Carrier, Controller, Effect, Notice, ReadSeq, RecoveryReason};
 use crate::config::Transport;
 
@@ -62,7 +63,7 @@ impl Controller {
         rev: u64,
         hints: HintChanges,
     ) {
-        let out = Arc::make_mut(&mut self.snap).apply_hints(rev, hints, &self.cfg.policy);
+        let out = state::apply_hints(Arc::make_mut(&mut self.snap), rev, hints, &self.cfg.policy);
         self.emit_at(seq, carrier, out.items);
         for entry in out.suggestions {
             // §7: a suggestion opens nothing; it is shown, attributed to the server.
@@ -155,8 +156,13 @@ impl Controller {
                 self.apply_list_now(tools, r);
             }
         }
-        let out =
-            Arc::make_mut(&mut self.snap).apply_statement(rev, result, &self.cfg.policy, away);
+        let out = state::apply_statement(
+            Arc::make_mut(&mut self.snap),
+            rev,
+            result,
+            &self.cfg.policy,
+            away,
+        );
         self.emit_at(seq, carrier, out.items);
         if out.unknown_tool {
             self.trigger(now, RecoveryReason::UnknownTool);
@@ -204,7 +210,8 @@ impl Controller {
     }
 
     fn apply_list_now(&mut self, tools: Vec<Tool>, rev: u64) {
-        let items = Arc::make_mut(&mut self.snap).apply_list(
+        let items = state::apply_list(
+            Arc::make_mut(&mut self.snap),
             tools,
             rev,
             &self.cfg.policy,

@@ -3,6 +3,10 @@
 //!
 //! Every function here either applies its input whole or, for a malformed input, returns an
 //! error before touching anything (H03, H06, H22).
+//!
+//! They are functions over a `&mut Snapshot`, not `impl Snapshot` methods, so that the
+//! snapshot's module never names what computing a change takes (`Touched`, `HintOutcome`,
+//! the views): this module names `snapshot`, never the other way round.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,6 +54,51 @@ struct Touched {
 }
 
 impl Touched {
+    /// What `hints` may change, resolved as its entries will be applied: each toolset entry's
+    /// open key with the view entries of its toolset's tools there, and each tool entry's one
+    /// view entry (its instance, for an instanced toolset). Entries that will be ignored touch
+    /// nothing.
+    fn of(snap: &Snapshot, hints: &HintChanges) -> Touched {
+        let mut touched = Touched::default();
+        let mut visits = 0;
+        for entry in hints.toolsets.iter().flatten() {
+            let Some((ts, decl)) = snap.declared.get_key_value(entry.toolset.as_str()) else {
+                continue;
+            };
+            let instance = names::instance(entry.instance.as_deref());
+            if decl.instances != instance.is_some() {
+                continue;
+            }
+            for t in snap
+                .tools
+                .iter()
+                .inspect(|_| visits += 1)
+                .filter(|t| t.toolset.as_ref() == Some(ts))
+            {
+                touched.view.insert((t.tool.name.clone(), instance.clone()));
+            }
+            touched.open.insert((ts.clone(), instance));
+        }
+        for entry in hints.tools.iter().flatten() {
+            visits += 1;
+            let Some(listed) = snap.tool(&entry.name) else {
+                continue;
+            };
+            let instance = match listed.toolset.as_deref() {
+                Some(ts) if snap.instanced(ts) => {
+                    match names::instance(entry.instance.as_deref()) {
+                        Some(i) => Some(i),
+                        None => continue,
+                    }
+                }
+                _ => None,
+            };
+            touched.view.insert((entry.name.clone(), instance));
+        }
+        touched.visits.set(visits);
+        touched
+    }
+
     fn visit(&self) {
         self.visits.set(self.visits.get() + 1);
     }
@@ -116,740 +165,720 @@ pub(crate) struct HintOutcome {
     pub visits: usize,
 }
 
-impl Snapshot {
-    /// Reads the manifest's toolset declarations; returns the items for toolsets whose
-    /// declaration went away (H30).
-    pub(crate) fn set_declared(&mut self, manifest: Option<&Value>) -> Vec<ChangeItem> {
-        let mut declared = BTreeMap::new();
-        if let Some(Value::Object(sets)) = manifest.and_then(|m| m.get("toolsets")) {
-            for (name, decl) in sets {
-                // One bad declaration is skipped; the others still count.
-                let Ok(d) = serde_json::from_value::<ToolsetDecl>(decl.clone()) else {
-                    continue;
-                };
-                let Some(name) = names::toolset(name) else {
-                    continue;
-                };
-                declared.insert(
-                    name,
-                    Declared {
-                        title: Some(d.title.clone()),
-                        summary: d.summary.clone(),
-                        // Appendix B.9: instances force "closed"; absent reads as closed.
-                        default_open: d.effective_default() == ToolsetDefault::Open,
-                        instances: d.is_instanced(),
-                        options: d.options.clone(),
-                    },
-                );
-            }
-        }
-        let mut items = Vec::new();
-        let gone: Vec<OpenKey> = self
-            .open
-            .keys()
-            .filter(|(t, _)| match (self.declared.get(t), declared.get(t)) {
-                (_, None) => true,
-                // Reconstructed §5.1: dropping `instances` (or adding it) is incompatible.
-                (Some(a), Some(b)) => a.instances != b.instances,
-                (None, Some(_)) => false,
-            })
-            .cloned()
-            .collect();
-        for key in gone {
-            self.open.remove(&key);
-            self.opened_here.remove(&key);
-            items.push(ChangeItem::Closed {
-                toolset: key.0,
-                instance: key.1,
-                cause: CloseCause::DeclarationRemoved,
-                reason: None,
-                ended_id: None,
-            });
-        }
-        self.declared = declared;
-        if !items.is_empty() {
-            self.version += 1;
-        }
-        items
-    }
-
-    /// Each open key with its title, for [`Snapshot::diff`].
-    fn open_titles(&self) -> OpenTitles {
-        self.open
-            .iter()
-            .map(|(k, i)| (k.clone(), i.title.clone()))
-            .collect()
-    }
-
-    /// The view of every dynamic tool in every place it can be used.
-    fn view(&self) -> View {
-        self.view_ref()
-            .into_iter()
-            .map(|(k, (v, d))| (k, (v, d.was(false))))
-            .collect()
-    }
-
-    /// The view at the keys `touched` names only, for a change computed over them.
-    fn view_touched(&self, touched: &Touched) -> View {
-        self.view_at(touched)
-            .into_iter()
-            .map(|(k, (v, d))| (k, (v, d.was(true))))
-            .collect()
-    }
-
-    /// The view entries at the keys `touched` names that exist (a tool of a closed instance has none),
-    /// borrowing each effective definition.
-    fn view_at(&self, touched: &Touched) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
-        let mut view = BTreeMap::new();
-        for (name, instance) in &touched.view {
-            touched.visit();
-            let Some(t) = self.tool(name).filter(|t| t.presence == Presence::Dynamic) else {
+/// Reads the manifest's toolset declarations; returns the items for toolsets whose
+/// declaration went away (H30).
+pub(crate) fn set_declared(snap: &mut Snapshot, manifest: Option<&Value>) -> Vec<ChangeItem> {
+    let mut declared = BTreeMap::new();
+    if let Some(Value::Object(sets)) = manifest.and_then(|m| m.get("toolsets")) {
+        for (name, decl) in sets {
+            // One bad declaration is skipped; the others still count.
+            let Ok(d) = serde_json::from_value::<ToolsetDecl>(decl.clone()) else {
                 continue;
             };
-            match &t.toolset {
-                Some(ts) if self.declared.contains_key(ts) => {
-                    let Some(inst) = self.open.get(&(ts.clone(), instance.clone())) else {
-                        continue;
-                    };
+            let Some(name) = names::toolset(name) else {
+                continue;
+            };
+            declared.insert(
+                name,
+                Declared {
+                    title: Some(d.title.clone()),
+                    summary: d.summary.clone(),
+                    // Appendix B.9: instances force "closed"; absent reads as closed.
+                    default_open: d.effective_default() == ToolsetDefault::Open,
+                    instances: d.is_instanced(),
+                    options: d.options.clone(),
+                },
+            );
+        }
+    }
+    let mut items = Vec::new();
+    let gone: Vec<OpenKey> = snap
+        .open
+        .keys()
+        .filter(|(t, _)| match (snap.declared.get(t), declared.get(t)) {
+            (_, None) => true,
+            // Reconstructed §5.1: dropping `instances` (or adding it) is incompatible.
+            (Some(a), Some(b)) => a.instances != b.instances,
+            (None, Some(_)) => false,
+        })
+        .cloned()
+        .collect();
+    for key in gone {
+        snap.open.remove(&key);
+        snap.opened_here.remove(&key);
+        items.push(ChangeItem::Closed {
+            toolset: key.0,
+            instance: key.1,
+            cause: CloseCause::DeclarationRemoved,
+            reason: None,
+            ended_id: None,
+        });
+    }
+    snap.declared = declared;
+    if !items.is_empty() {
+        snap.version += 1;
+    }
+    items
+}
+
+/// Each open key with its title, for [`diff`].
+fn open_titles(snap: &Snapshot) -> OpenTitles {
+    snap.open
+        .iter()
+        .map(|(k, i)| (k.clone(), i.title.clone()))
+        .collect()
+}
+
+/// The view of every dynamic tool in every place it can be used.
+fn view(snap: &Snapshot) -> View {
+    view_ref(snap)
+        .into_iter()
+        .map(|(k, (v, d))| (k, (v, d.was(false))))
+        .collect()
+}
+
+/// The view at the keys `touched` names only, for a change computed over them.
+fn view_touched(snap: &Snapshot, touched: &Touched) -> View {
+    view_at(snap, touched)
+        .into_iter()
+        .map(|(k, (v, d))| (k, (v, d.was(true))))
+        .collect()
+}
+
+/// The view entries at the keys `touched` names that exist (a tool of a closed instance has none),
+/// borrowing each effective definition.
+fn view_at<'s>(snap: &'s Snapshot, touched: &Touched) -> BTreeMap<ViewKey, (bool, DefRef<'s>)> {
+    let mut view = BTreeMap::new();
+    for (name, instance) in &touched.view {
+        touched.visit();
+        let Some(t) = snap.tool(name).filter(|t| t.presence == Presence::Dynamic) else {
+            continue;
+        };
+        match &t.toolset {
+            Some(ts) if snap.declared.contains_key(ts) => {
+                let Some(inst) = snap.open.get(&(ts.clone(), instance.clone())) else {
+                    continue;
+                };
+                let live = inst.tools.get(name);
+                let visible = live.is_some_and(|l| l.visible);
+                let def = live
+                    .and_then(|l| l.definition.as_ref())
+                    .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                view.insert((name.clone(), instance.clone()), (visible, def));
+            }
+            _ if instance.is_none() => {
+                let def = snap
+                    .loose
+                    .get(name)
+                    .and_then(|l| l.definition.as_ref())
+                    .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                view.insert((name.clone(), None), (snap.visible(name, None), def));
+            }
+            _ => {}
+        }
+    }
+    view
+}
+
+/// The view of every dynamic tool, borrowing each effective definition (as
+/// [`Snapshot::definition`] picks it).
+fn view_ref(snap: &Snapshot) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
+    let mut view = BTreeMap::new();
+    for t in snap
+        .tools
+        .iter()
+        .filter(|t| t.presence == Presence::Dynamic)
+    {
+        let name = &t.tool.name;
+        match t.toolset.as_deref() {
+            Some(ts) if snap.declared.contains_key(ts) => {
+                for (key, inst) in snap.open.iter().filter(|((s, _), _)| s == ts) {
                     let live = inst.tools.get(name);
                     let visible = live.is_some_and(|l| l.visible);
                     let def = live
                         .and_then(|l| l.definition.as_ref())
                         .map_or(DefRef::Listed(&t.tool), DefRef::Over);
-                    view.insert((name.clone(), instance.clone()), (visible, def));
-                }
-                _ if instance.is_none() => {
-                    let def = self
-                        .loose
-                        .get(name)
-                        .and_then(|l| l.definition.as_ref())
-                        .map_or(DefRef::Listed(&t.tool), DefRef::Over);
-                    view.insert((name.clone(), None), (self.visible(name, None), def));
-                }
-                _ => {}
-            }
-        }
-        view
-    }
-
-    /// The view of every dynamic tool, borrowing each effective definition (as
-    /// [`Snapshot::definition`] picks it).
-    fn view_ref(&self) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
-        let mut view = BTreeMap::new();
-        for t in self
-            .tools
-            .iter()
-            .filter(|t| t.presence == Presence::Dynamic)
-        {
-            let name = &t.tool.name;
-            match t.toolset.as_deref() {
-                Some(ts) if self.declared.contains_key(ts) => {
-                    for (key, inst) in self.open.iter().filter(|((s, _), _)| s == ts) {
-                        let live = inst.tools.get(name);
-                        let visible = live.is_some_and(|l| l.visible);
-                        let def = live
-                            .and_then(|l| l.definition.as_ref())
-                            .map_or(DefRef::Listed(&t.tool), DefRef::Over);
-                        view.insert((name.clone(), key.1.clone()), (visible, def));
-                    }
-                }
-                _ => {
-                    let def = self
-                        .loose
-                        .get(name)
-                        .and_then(|l| l.definition.as_ref())
-                        .map_or(DefRef::Listed(&t.tool), DefRef::Over);
-                    view.insert((name.clone(), None), (self.visible(name, None), def));
+                    view.insert((name.clone(), key.1.clone()), (visible, def));
                 }
             }
-        }
-        view
-    }
-
-    /// Items for what changed between `before` (open set, view) and now; with `scope`, only
-    /// the open keys and view entries it names are compared (`before` holds those alone).
-    fn diff(
-        &self,
-        before_open: &OpenTitles,
-        before_view: &View,
-        reasons: &BTreeMap<OpenKey, (Option<String>, Option<String>)>,
-        away: bool,
-        scope: Option<&Touched>,
-    ) -> Vec<ChangeItem> {
-        let mut items = Vec::new();
-        let open_now: Vec<(&OpenKey, &Instance)> = match scope {
-            Some(t) => t
-                .open
-                .iter()
-                .filter_map(|k| self.open.get_key_value(k))
-                .collect(),
-            None => self.open.iter().collect(),
-        };
-        let visit = || scope.map(Touched::visit);
-        for (key, inst) in open_now {
-            visit();
-            match before_open.get(key) {
-                None => items.push(ChangeItem::Opened {
-                    toolset: key.0.clone(),
-                    instance: key.1.clone(),
-                    title: inst.title.clone(),
-                }),
-                Some(old) if *old != inst.title => {
-                    if let Some(title) = &inst.title {
-                        items.push(ChangeItem::Retitled {
-                            toolset: key.0.clone(),
-                            instance: key.1.clone(),
-                            title: title.clone(),
-                        });
-                    }
-                }
-                Some(_) => {}
+            _ => {
+                let def = snap
+                    .loose
+                    .get(name)
+                    .and_then(|l| l.definition.as_ref())
+                    .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                view.insert((name.clone(), None), (snap.visible(name, None), def));
             }
-        }
-        for key in before_open.keys().filter(|k| !self.open.contains_key(*k)) {
-            visit();
-            let (reason, ended_id) = reasons.get(key).cloned().unwrap_or_default();
-            let covered = self
-                .ended
-                .iter()
-                .any(|e| e.toolset == *key.0 && e.instance.as_deref() == key.1.as_deref());
-            let cause = if away && !covered && ended_id.is_none() {
-                CloseCause::EndedWhileAway
-            } else {
-                CloseCause::Server
-            };
-            items.push(ChangeItem::Closed {
-                toolset: key.0.clone(),
-                instance: key.1.clone(),
-                cause,
-                reason,
-                ended_id,
-            });
-        }
-        let after = match scope {
-            Some(t) => self.view_at(t),
-            None => self.view_ref(),
-        };
-        for (key, (visible, def)) in &after {
-            visit();
-            let (tool, instance) = key;
-            let Some(listed) = self.tool(tool) else {
-                continue; // a view entry is always of a listed tool
-            };
-            match before_view.get(key) {
-                Some((was, old_def)) => {
-                    if was != visible {
-                        items.push(ChangeItem::Visibility {
-                            tool: tool.clone(),
-                            toolset: listed.toolset.clone(),
-                            instance: instance.clone(),
-                            visible: *visible,
-                        });
-                    }
-                    if !def.same_as(old_def, &listed.tool) {
-                        items.push(ChangeItem::Redefined {
-                            tool: tool.clone(),
-                            instance: instance.clone(),
-                        });
-                    }
-                }
-                None if *visible => items.push(ChangeItem::Visibility {
-                    tool: tool.clone(),
-                    toolset: listed.toolset.clone(),
-                    instance: instance.clone(),
-                    visible: true,
-                }),
-                None => {}
-            }
-        }
-        // A view entry that is gone now needs no item of its own: its instance closed (told
-        // above), or a list moved or dropped its tool, which `apply_list` tells (to static as
-        // `PresenceListed`, out of a toolset or out of the list by `tell_moved_out`).
-        items
-    }
-
-    /// Applies a whole, validated list (H02): definitions, presence, coarse visibility and
-    /// toolset membership as one step. `list_rev` is the list's `mcpl/rev`; a loose value
-    /// stamped with a higher rev is kept (H11 on Streamable HTTP).
-    pub(crate) fn apply_list(
-        &mut self,
-        tools: Vec<Tool>,
-        list_rev: u64,
-        policy: &ToolPolicy,
-        grouping: Option<&crate::grouping::Grouping>,
-    ) -> Vec<ChangeItem> {
-        let before_open = self.open_titles();
-        let before_view = self.view();
-        let old_presence: BTreeMap<String, Presence> = self
-            .tools
-            .iter()
-            .map(|t| (t.tool.name.clone(), t.presence))
-            .collect();
-        if let (false, None, Some(g)) = (self.hinted, &self.rules, grouping) {
-            // Grouping is fixed at the first read (a later list is never regrouped).
-            let names: Vec<&str> = tools
-                .iter()
-                .map(|t| t.name.as_str())
-                .filter(|n| policy.permits(n))
-                .collect();
-            self.rules = Some(g.fix(&self.server, &names));
-        }
-        let mut listed = Vec::new();
-        let mut index = BTreeMap::new();
-        for tool in tools {
-            if index.contains_key(&tool.name) {
-                // H08: the first entry counts.
-                tracing::debug!(server = %self.server, "duplicate tool name in tools/list ignored");
-                continue;
-            }
-            if !policy.permits(&tool.name) {
-                continue;
-            }
-            let meta = ToolHintsMeta::of(&tool);
-            let toolset = meta
-                .toolset
-                .clone()
-                .as_deref()
-                .and_then(names::toolset)
-                .filter(|_| self.hinted);
-            // A plain server's tools go to the host's toolsets by the fixed rules.
-            let host_set = match (&self.rules, self.hinted) {
-                (Some(r), false) => r.place(&tool.name),
-                _ => None,
-            };
-            let toolset = toolset.or(host_set);
-            // H10: a toolset makes a tool dynamic whatever its presence says.
-            let presence = if !self.hinted && toolset.is_none() {
-                Presence::Static
-            } else if toolset.is_some() || meta.presence == Some(Presence::Dynamic) {
-                Presence::Dynamic
-            } else {
-                Presence::Static
-            };
-            // H12: a hint-less server's `mcpl/visible` is hint `_meta`, ignored like the rest.
-            let listed_visible = !self.hinted || meta.effective_visible();
-            index.insert(tool.name.clone(), listed.len());
-            listed.push(super::snapshot::ListedTool {
-                tool,
-                presence,
-                toolset,
-                listed_visible,
-            });
-        }
-        for t in &listed {
-            if t.toolset.is_none() {
-                let live = self.loose.entry(t.tool.name.clone()).or_insert(Live {
-                    visible: t.listed_visible,
-                    definition: None,
-                    stamp: 0,
-                });
-                if list_rev >= live.stamp {
-                    live.visible = t.listed_visible;
-                    live.stamp = list_rev;
-                }
-            }
-        }
-        let mut items: Vec<ChangeItem> = listed
-            .iter()
-            .filter_map(|t| {
-                let old = old_presence.get(&t.tool.name)?;
-                (*old != t.presence).then(|| ChangeItem::PresenceListed {
-                    tool: t.tool.name.clone(),
-                    now_static: t.presence == Presence::Static,
-                })
-            })
-            .collect();
-        let old_toolsets: BTreeMap<String, ToolsetName> = self
-            .tools
-            .iter()
-            .filter_map(|t| Some((t.tool.name.clone(), t.toolset.clone()?)))
-            .collect();
-        self.tools = listed;
-        self.index = index;
-        self.listed = true;
-        let mut rest = self.diff(&before_open, &before_view, &BTreeMap::new(), false, None);
-        // A list never opens or closes; only visibility and definitions can move with it.
-        rest.retain(|i| {
-            matches!(
-                i,
-                ChangeItem::Visibility { .. } | ChangeItem::Redefined { .. }
-            )
-        });
-        self.tell_moved_out(&before_view, &old_toolsets, &mut rest);
-        items.extend(rest);
-        self.version += 1;
-        items
-    }
-
-    /// A visible tool a list took out of where the model saw it is told once, as invisible
-    /// there: a tool moved out of its toolset (to another, to none, or to static) left the
-    /// open instances of the toolset it was in, and is told under the toolset it left; a
-    /// dynamic tool the list no longer has at all is told gone from every place it was visible
-    /// (`diff` tells no departed view entry).
-    fn tell_moved_out(
-        &self,
-        before_view: &View,
-        old_toolsets: &BTreeMap<String, ToolsetName>,
-        items: &mut Vec<ChangeItem>,
-    ) {
-        let left = |tool: &str| match (self.tool(tool), old_toolsets.get(tool)) {
-            (None, _) => true,
-            (Some(t), Some(old)) => t.toolset.as_ref() != Some(old),
-            (Some(_), None) => false,
-        };
-        // Almost every list moves and drops nothing: then there is no view to build again.
-        if !before_view.keys().any(|(tool, _)| left(tool)) {
-            return;
-        }
-        let after = self.view();
-        for ((tool, instance), (was, _)) in before_view {
-            let key = (tool.clone(), instance.clone());
-            if !*was || !left(tool) || after.contains_key(&key) {
-                continue;
-            }
-            // Where the model saw it: an instance of a declared toolset, or loose.
-            let toolset = old_toolsets
-                .get(tool)
-                .filter(|ts| self.declared.contains_key(*ts));
-            let dropped = self.tool(tool).is_none();
-            if !dropped
-                && !toolset
-                    .is_some_and(|ts| self.open.contains_key(&(ts.clone(), instance.clone())))
-            {
-                continue;
-            }
-            items.push(ChangeItem::Visibility {
-                tool: tool.clone(),
-                toolset: toolset.cloned(),
-                instance: instance.clone(),
-                visible: false,
-            });
         }
     }
+    view
+}
 
-    /// Applies one message's hint changes at `rev` (already placed in rev order).
-    pub(crate) fn apply_hints(
-        &mut self,
-        rev: u64,
-        mut hints: HintChanges,
-        policy: &ToolPolicy,
-    ) -> HintOutcome {
-        // Only what the batch names can move; the rest would diff to nothing.
-        let touched = self.touched(&hints);
-        let before_open: OpenTitles = touched
+/// Items for what changed between `before` (open set, view) and now; with `scope`, only
+/// the open keys and view entries it names are compared (`before` holds those alone).
+fn diff(
+    snap: &Snapshot,
+    before_open: &OpenTitles,
+    before_view: &View,
+    reasons: &BTreeMap<OpenKey, (Option<String>, Option<String>)>,
+    away: bool,
+    scope: Option<&Touched>,
+) -> Vec<ChangeItem> {
+    let mut items = Vec::new();
+    let open_now: Vec<(&OpenKey, &Instance)> = match scope {
+        Some(t) => t
             .open
             .iter()
-            .inspect(|_| touched.visit())
-            .filter_map(|k| self.open.get(k).map(|i| (k.clone(), i.title.clone())))
-            .collect();
-        let before_view = self.view_touched(&touched);
-        let mut out = HintOutcome::default();
-        let mut reasons = BTreeMap::new();
-        for entry in hints.toolsets.iter().flatten() {
-            self.apply_toolset_entry(entry, &mut reasons);
-        }
-        // Entries are consumed, so a new definition moves into the snapshot uncopied.
-        for entry in hints.tools.iter_mut().flatten() {
-            if !self.apply_tool_entry(rev, entry, policy) {
-                out.unknown_tool = true;
-            }
-        }
-        out.suggestions = hints.suggest.take().unwrap_or_default();
-        self.applied = rev;
-        out.items = self.diff(&before_open, &before_view, &reasons, false, Some(&touched));
-        out.visits = touched.visits.get();
-        self.version += 1;
-        out
-    }
-
-    /// What `hints` may change, resolved as its entries will be applied: each toolset entry's
-    /// open key with the view entries of its toolset's tools there, and each tool entry's one
-    /// view entry (its instance, for an instanced toolset). Entries that will be ignored touch
-    /// nothing.
-    fn touched(&self, hints: &HintChanges) -> Touched {
-        let mut touched = Touched::default();
-        let mut visits = 0;
-        for entry in hints.toolsets.iter().flatten() {
-            let Some((ts, decl)) = self.declared.get_key_value(entry.toolset.as_str()) else {
-                continue;
-            };
-            let instance = names::instance(entry.instance.as_deref());
-            if decl.instances != instance.is_some() {
-                continue;
-            }
-            for t in self
-                .tools
-                .iter()
-                .inspect(|_| visits += 1)
-                .filter(|t| t.toolset.as_ref() == Some(ts))
-            {
-                touched.view.insert((t.tool.name.clone(), instance.clone()));
-            }
-            touched.open.insert((ts.clone(), instance));
-        }
-        for entry in hints.tools.iter().flatten() {
-            visits += 1;
-            let Some(listed) = self.tool(&entry.name) else {
-                continue;
-            };
-            let instance = match listed.toolset.as_deref() {
-                Some(ts) if self.instanced(ts) => {
-                    match names::instance(entry.instance.as_deref()) {
-                        Some(i) => Some(i),
-                        None => continue,
-                    }
+            .filter_map(|k| snap.open.get_key_value(k))
+            .collect(),
+        None => snap.open.iter().collect(),
+    };
+    let visit = || scope.map(Touched::visit);
+    for (key, inst) in open_now {
+        visit();
+        match before_open.get(key) {
+            None => items.push(ChangeItem::Opened {
+                toolset: key.0.clone(),
+                instance: key.1.clone(),
+                title: inst.title.clone(),
+            }),
+            Some(old) if *old != inst.title => {
+                if let Some(title) = &inst.title {
+                    items.push(ChangeItem::Retitled {
+                        toolset: key.0.clone(),
+                        instance: key.1.clone(),
+                        title: title.clone(),
+                    });
                 }
-                _ => None,
-            };
-            touched.view.insert((entry.name.clone(), instance));
+            }
+            Some(_) => {}
         }
-        touched.visits.set(visits);
-        touched
     }
+    for key in before_open.keys().filter(|k| !snap.open.contains_key(*k)) {
+        visit();
+        let (reason, ended_id) = reasons.get(key).cloned().unwrap_or_default();
+        let covered = snap
+            .ended
+            .iter()
+            .any(|e| e.toolset == *key.0 && e.instance.as_deref() == key.1.as_deref());
+        let cause = if away && !covered && ended_id.is_none() {
+            CloseCause::EndedWhileAway
+        } else {
+            CloseCause::Server
+        };
+        items.push(ChangeItem::Closed {
+            toolset: key.0.clone(),
+            instance: key.1.clone(),
+            cause,
+            reason,
+            ended_id,
+        });
+    }
+    let after = match scope {
+        Some(t) => view_at(snap, t),
+        None => view_ref(snap),
+    };
+    for (key, (visible, def)) in &after {
+        visit();
+        let (tool, instance) = key;
+        let Some(listed) = snap.tool(tool) else {
+            continue; // a view entry is always of a listed tool
+        };
+        match before_view.get(key) {
+            Some((was, old_def)) => {
+                if was != visible {
+                    items.push(ChangeItem::Visibility {
+                        tool: tool.clone(),
+                        toolset: listed.toolset.clone(),
+                        instance: instance.clone(),
+                        visible: *visible,
+                    });
+                }
+                if !def.same_as(old_def, &listed.tool) {
+                    items.push(ChangeItem::Redefined {
+                        tool: tool.clone(),
+                        instance: instance.clone(),
+                    });
+                }
+            }
+            None if *visible => items.push(ChangeItem::Visibility {
+                tool: tool.clone(),
+                toolset: listed.toolset.clone(),
+                instance: instance.clone(),
+                visible: true,
+            }),
+            None => {}
+        }
+    }
+    // A view entry that is gone now needs no item of its own: its instance closed (told
+    // above), or a list moved or dropped its tool, which `apply_list` tells (to static as
+    // `PresenceListed`, out of a toolset or out of the list by `tell_moved_out`).
+    items
+}
 
-    fn apply_toolset_entry(
-        &mut self,
-        entry: &ToolsetChange,
-        reasons: &mut BTreeMap<OpenKey, (Option<String>, Option<String>)>,
-    ) {
-        // A name outside the grammar is declared by no one: the entry is skipped.
-        let Some((ts, decl)) = self.declared.get_key_value(entry.toolset.as_str()) else {
-            return; // undeclared groups are the host's (§5.4)
+/// Applies a whole, validated list (H02): definitions, presence, coarse visibility and
+/// toolset membership as one step. `list_rev` is the list's `mcpl/rev`; a loose value
+/// stamped with a higher rev is kept (H11 on Streamable HTTP).
+pub(crate) fn apply_list(
+    snap: &mut Snapshot,
+    tools: Vec<Tool>,
+    list_rev: u64,
+    policy: &ToolPolicy,
+    grouping: Option<&crate::grouping::Grouping>,
+) -> Vec<ChangeItem> {
+    let before_open = open_titles(snap);
+    let before_view = view(snap);
+    let old_presence: BTreeMap<String, Presence> = snap
+        .tools
+        .iter()
+        .map(|t| (t.tool.name.clone(), t.presence))
+        .collect();
+    if let (false, None, Some(g)) = (snap.hinted, &snap.rules, grouping) {
+        // Grouping is fixed at the first read (a later list is never regrouped).
+        let names: Vec<&str> = tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .filter(|n| policy.permits(n))
+            .collect();
+        snap.rules = Some(g.fix(&snap.server, &names));
+    }
+    let mut listed = Vec::new();
+    let mut index = BTreeMap::new();
+    for tool in tools {
+        if index.contains_key(&tool.name) {
+            // H08: the first entry counts.
+            tracing::debug!(server = %snap.server, "duplicate tool name in tools/list ignored");
+            continue;
+        }
+        if !policy.permits(&tool.name) {
+            continue;
+        }
+        let meta = ToolHintsMeta::of(&tool);
+        let toolset = meta
+            .toolset
+            .clone()
+            .as_deref()
+            .and_then(names::toolset)
+            .filter(|_| snap.hinted);
+        // A plain server's tools go to the host's toolsets by the fixed rules.
+        let host_set = match (&snap.rules, snap.hinted) {
+            (Some(r), false) => r.place(&tool.name),
+            _ => None,
+        };
+        let toolset = toolset.or(host_set);
+        // H10: a toolset makes a tool dynamic whatever its presence says.
+        let presence = if !snap.hinted && toolset.is_none() {
+            Presence::Static
+        } else if toolset.is_some() || meta.presence == Some(Presence::Dynamic) {
+            Presence::Dynamic
+        } else {
+            Presence::Static
+        };
+        // H12: a hint-less server's `mcpl/visible` is hint `_meta`, ignored like the rest.
+        let listed_visible = !snap.hinted || meta.effective_visible();
+        index.insert(tool.name.clone(), listed.len());
+        listed.push(super::snapshot::ListedTool {
+            tool,
+            presence,
+            toolset,
+            listed_visible,
+        });
+    }
+    for t in &listed {
+        if t.toolset.is_none() {
+            let live = snap.loose.entry(t.tool.name.clone()).or_insert(Live {
+                visible: t.listed_visible,
+                definition: None,
+                stamp: 0,
+            });
+            if list_rev >= live.stamp {
+                live.visible = t.listed_visible;
+                live.stamp = list_rev;
+            }
+        }
+    }
+    let mut items: Vec<ChangeItem> = listed
+        .iter()
+        .filter_map(|t| {
+            let old = old_presence.get(&t.tool.name)?;
+            (*old != t.presence).then(|| ChangeItem::PresenceListed {
+                tool: t.tool.name.clone(),
+                now_static: t.presence == Presence::Static,
+            })
+        })
+        .collect();
+    let old_toolsets: BTreeMap<String, ToolsetName> = snap
+        .tools
+        .iter()
+        .filter_map(|t| Some((t.tool.name.clone(), t.toolset.clone()?)))
+        .collect();
+    snap.tools = listed;
+    snap.index = index;
+    snap.listed = true;
+    let mut rest = diff(
+        snap,
+        &before_open,
+        &before_view,
+        &BTreeMap::new(),
+        false,
+        None,
+    );
+    // A list never opens or closes; only visibility and definitions can move with it.
+    rest.retain(|i| {
+        matches!(
+            i,
+            ChangeItem::Visibility { .. } | ChangeItem::Redefined { .. }
+        )
+    });
+    tell_moved_out(snap, &before_view, &old_toolsets, &mut rest);
+    items.extend(rest);
+    snap.version += 1;
+    items
+}
+
+/// A visible tool a list took out of where the model saw it is told once, as invisible
+/// there: a tool moved out of its toolset (to another, to none, or to static) left the
+/// open instances of the toolset it was in, and is told under the toolset it left; a
+/// dynamic tool the list no longer has at all is told gone from every place it was visible
+/// (`diff` tells no departed view entry).
+fn tell_moved_out(
+    snap: &Snapshot,
+    before_view: &View,
+    old_toolsets: &BTreeMap<String, ToolsetName>,
+    items: &mut Vec<ChangeItem>,
+) {
+    let left = |tool: &str| match (snap.tool(tool), old_toolsets.get(tool)) {
+        (None, _) => true,
+        (Some(t), Some(old)) => t.toolset.as_ref() != Some(old),
+        (Some(_), None) => false,
+    };
+    // Almost every list moves and drops nothing: then there is no view to build again.
+    if !before_view.keys().any(|(tool, _)| left(tool)) {
+        return;
+    }
+    let after = view(snap);
+    for ((tool, instance), (was, _)) in before_view {
+        let key = (tool.clone(), instance.clone());
+        if !*was || !left(tool) || after.contains_key(&key) {
+            continue;
+        }
+        // Where the model saw it: an instance of a declared toolset, or loose.
+        let toolset = old_toolsets
+            .get(tool)
+            .filter(|ts| snap.declared.contains_key(*ts));
+        let dropped = snap.tool(tool).is_none();
+        if !dropped
+            && !toolset.is_some_and(|ts| snap.open.contains_key(&(ts.clone(), instance.clone())))
+        {
+            continue;
+        }
+        items.push(ChangeItem::Visibility {
+            tool: tool.clone(),
+            toolset: toolset.cloned(),
+            instance: instance.clone(),
+            visible: false,
+        });
+    }
+}
+
+/// Applies one message's hint changes at `rev` (already placed in rev order).
+pub(crate) fn apply_hints(
+    snap: &mut Snapshot,
+    rev: u64,
+    mut hints: HintChanges,
+    policy: &ToolPolicy,
+) -> HintOutcome {
+    // Only what the batch names can move; the rest would diff to nothing.
+    let touched = Touched::of(snap, &hints);
+    let before_open: OpenTitles = touched
+        .open
+        .iter()
+        .inspect(|_| touched.visit())
+        .filter_map(|k| snap.open.get(k).map(|i| (k.clone(), i.title.clone())))
+        .collect();
+    let before_view = view_touched(snap, &touched);
+    let mut out = HintOutcome::default();
+    let mut reasons = BTreeMap::new();
+    for entry in hints.toolsets.iter().flatten() {
+        apply_toolset_entry(snap, entry, &mut reasons);
+    }
+    // Entries are consumed, so a new definition moves into the snapshot uncopied.
+    for entry in hints.tools.iter_mut().flatten() {
+        if !apply_tool_entry(snap, rev, entry, policy) {
+            out.unknown_tool = true;
+        }
+    }
+    out.suggestions = hints.suggest.take().unwrap_or_default();
+    snap.applied = rev;
+    out.items = diff(
+        snap,
+        &before_open,
+        &before_view,
+        &reasons,
+        false,
+        Some(&touched),
+    );
+    out.visits = touched.visits.get();
+    snap.version += 1;
+    out
+}
+
+fn apply_toolset_entry(
+    snap: &mut Snapshot,
+    entry: &ToolsetChange,
+    reasons: &mut BTreeMap<OpenKey, (Option<String>, Option<String>)>,
+) {
+    // A name outside the grammar is declared by no one: the entry is skipped.
+    let Some((ts, decl)) = snap.declared.get_key_value(entry.toolset.as_str()) else {
+        return; // undeclared groups are the host's (§5.4)
+    };
+    let instance = names::instance(entry.instance.as_deref());
+    if decl.instances != instance.is_some() {
+        return; // §5.5: instance iff instanced
+    }
+    let key = (ts.clone(), instance);
+    match entry.state {
+        Some(ToolsetState::Closed) => {
+            snap.open.remove(&key);
+            reasons.insert(key, (entry.reason.clone(), entry.ended.clone()));
+        }
+        Some(ToolsetState::Open) => {
+            let inst = snap.open.entry(key).or_default();
+            if let Some(title) = &entry.title {
+                inst.title = Some(title.clone());
+            }
+        }
+        None => {
+            if let (Some(inst), Some(title)) = (snap.open.get_mut(&key), &entry.title) {
+                inst.title = Some(title.clone());
+            }
+        }
+    }
+}
+
+/// Applies one `tools[]` entry; false when it names a tool the latest list lacks (H18).
+fn apply_tool_entry(
+    snap: &mut Snapshot,
+    rev: u64,
+    entry: &mut ToolHintEntry,
+    policy: &ToolPolicy,
+) -> bool {
+    let name = entry.name.as_str();
+    if !policy.permits(name) {
+        return true; // H09: a denied tool stays out, hints or not
+    }
+    // Borrowed, not cloned: only `open` and `loose` change below.
+    let Some(listed) = snap.index.get(name).map(|&i| &snap.tools[i]) else {
+        return false;
+    };
+    let moves_dynamic = entry.presence == Some(Presence::Dynamic);
+    // §6: a definition counts for dynamic tools, or for a static one this entry moves (H20).
+    let def = entry
+        .definition
+        .take()
+        .filter(|_| listed.presence == Presence::Dynamic || moves_dynamic)
+        .map(|d| {
+            // A decoded entry holds the only reference: moved out, not copied.
+            let d = Arc::unwrap_or_clone(d);
+            Definition {
+                description: d.description,
+                input_schema: d.input_schema,
+                annotations: d.annotations,
+            }
+        });
+    let target: &mut Live = match &listed.toolset {
+        Some(ts) if snap.declared.contains_key(ts) => {
+            let instanced = snap.instanced(ts);
+            let instance = names::instance(entry.instance.as_deref());
+            if instanced && instance.is_none() {
+                return true; // §5.5: hosts ignore instanced entries without an instance
+            }
+            let key = (ts.clone(), instance.filter(|_| instanced));
+            let Some(inst) = snap.open.get_mut(&key) else {
+                return true; // not open here: nothing to apply
+            };
+            if !inst.tools.contains_key(name) {
+                inst.tools.insert(
+                    name.to_owned(),
+                    Live {
+                        visible: false,
+                        definition: None,
+                        stamp: 0,
+                    },
+                );
+            }
+            let Some(live) = inst.tools.get_mut(name) else {
+                return true;
+            };
+            live
+        }
+        _ => snap.loose.entry(name.to_owned()).or_insert(Live {
+            visible: listed.listed_visible,
+            definition: None,
+            stamp: 0,
+        }),
+    };
+    if let Some(v) = entry.visible {
+        target.visible = v;
+    }
+    if let Some(d) = def {
+        target.definition = (!DefRef::Listed(&listed.tool).same(&d)).then(|| Arc::new(d));
+    }
+    target.stamp = rev;
+    true
+}
+
+/// Applies a `toolsets/list` result as a full statement (H21). `away` marks a statement
+/// read on (re)connect, so an instance that vanished without an ended record is told as
+/// ended while away (H28).
+pub(crate) fn apply_statement(
+    snap: &mut Snapshot,
+    rev: u64,
+    result: &ListResult,
+    policy: &ToolPolicy,
+    away: bool,
+) -> HintOutcome {
+    let before_open = open_titles(snap);
+    let before_view = view(snap);
+    let mut open = BTreeMap::new();
+    for entry in &result.open {
+        let Some((ts, decl)) = snap.declared.get_key_value(entry.toolset.as_str()) else {
+            continue;
         };
         let instance = names::instance(entry.instance.as_deref());
         if decl.instances != instance.is_some() {
-            return; // §5.5: instance iff instanced
+            continue;
         }
         let key = (ts.clone(), instance);
-        match entry.state {
-            Some(ToolsetState::Closed) => {
-                self.open.remove(&key);
-                reasons.insert(key, (entry.reason.clone(), entry.ended.clone()));
-            }
-            Some(ToolsetState::Open) => {
-                let inst = self.open.entry(key).or_default();
-                if let Some(title) = &entry.title {
-                    inst.title = Some(title.clone());
-                }
-            }
-            None => {
-                if let (Some(inst), Some(title)) = (self.open.get_mut(&key), &entry.title) {
-                    inst.title = Some(title.clone());
-                }
-            }
-        }
+        let keep_title = snap.open.get(&key).and_then(|i| i.title.clone());
+        open.insert(
+            key,
+            Instance {
+                title: entry.title.clone().or(keep_title),
+                options: entry.options.clone(),
+                tools: BTreeMap::new(),
+            },
+        );
     }
-
-    /// Applies one `tools[]` entry; false when it names a tool the latest list lacks (H18).
-    fn apply_tool_entry(
-        &mut self,
-        rev: u64,
-        entry: &mut ToolHintEntry,
-        policy: &ToolPolicy,
-    ) -> bool {
-        let name = entry.name.as_str();
-        if !policy.permits(name) {
-            return true; // H09: a denied tool stays out, hints or not
-        }
-        // Borrowed, not cloned: only `open` and `loose` change below.
-        let Some(listed) = self.index.get(name).map(|&i| &self.tools[i]) else {
-            return false;
+    // An ended record naming a toolset or instance outside the grammar is skipped whole
+    // (its instance does not read as absent: that would end the wrong thing).
+    let mut ended = Vec::new();
+    let mut ended_items = Vec::new();
+    for e in result.ended.iter().flatten() {
+        let Some(toolset) = names::toolset(&e.toolset) else {
+            continue;
         };
-        let moves_dynamic = entry.presence == Some(Presence::Dynamic);
-        // §6: a definition counts for dynamic tools, or for a static one this entry moves (H20).
-        let def = entry
-            .definition
-            .take()
-            .filter(|_| listed.presence == Presence::Dynamic || moves_dynamic)
-            .map(|d| {
-                // A decoded entry holds the only reference: moved out, not copied.
-                let d = Arc::unwrap_or_clone(d);
-                Definition {
-                    description: d.description,
-                    input_schema: d.input_schema,
-                    annotations: d.annotations,
-                }
-            });
-        let target: &mut Live = match &listed.toolset {
-            Some(ts) if self.declared.contains_key(ts) => {
-                let instanced = self.instanced(ts);
-                let instance = names::instance(entry.instance.as_deref());
-                if instanced && instance.is_none() {
-                    return true; // §5.5: hosts ignore instanced entries without an instance
-                }
-                let key = (ts.clone(), instance.filter(|_| instanced));
-                let Some(inst) = self.open.get_mut(&key) else {
-                    return true; // not open here: nothing to apply
-                };
-                if !inst.tools.contains_key(name) {
-                    inst.tools.insert(
-                        name.to_owned(),
-                        Live {
-                            visible: false,
-                            definition: None,
-                            stamp: 0,
-                        },
-                    );
-                }
-                let Some(live) = inst.tools.get_mut(name) else {
-                    return true;
-                };
-                live
-            }
-            _ => self.loose.entry(name.to_owned()).or_insert(Live {
-                visible: listed.listed_visible,
+        let instance = match e.instance.as_deref() {
+            None => None,
+            Some(i) => match InstanceName::parse(i) {
+                Ok(i) => Some(i),
+                Err(_) => continue,
+            },
+        };
+        ended_items.push(ChangeItem::Ended {
+            id: e.id.clone(),
+            toolset,
+            instance,
+            reason: e.reason.clone(),
+        });
+        ended.push(e.clone());
+    }
+    snap.ended = ended;
+    // Replace all dynamic state: a dynamic tool not stated visible is invisible.
+    snap.open = open;
+    let dynamic: BTreeSet<String> = snap
+        .tools
+        .iter()
+        .filter(|t| t.presence == Presence::Dynamic)
+        .map(|t| t.tool.name.clone())
+        .collect();
+    for name in &dynamic {
+        snap.loose.insert(
+            name.clone(),
+            Live {
+                visible: false,
                 definition: None,
-                stamp: 0,
-            }),
-        };
-        if let Some(v) = entry.visible {
-            target.visible = v;
-        }
-        if let Some(d) = def {
-            target.definition = (!DefRef::Listed(&listed.tool).same(&d)).then(|| Arc::new(d));
-        }
-        target.stamp = rev;
-        true
+                stamp: rev,
+            },
+        );
     }
+    let keep: BTreeSet<OpenKey> = snap.open.keys().cloned().collect();
+    snap.opened_here.retain(|k| keep.contains(k));
+    let mut out = HintOutcome::default();
+    for entry in result.hints().tools.iter().flatten() {
+        // A statement is rare; its entries are copied as they always were.
+        if !apply_tool_entry(snap, rev, &mut entry.clone(), policy) {
+            out.unknown_tool = true;
+        }
+    }
+    snap.applied = rev;
+    snap.ready = true;
+    snap.statements += 1;
+    out.items = diff(
+        snap,
+        &before_open,
+        &before_view,
+        &BTreeMap::new(),
+        away,
+        None,
+    );
+    out.items.extend(ended_items);
+    snap.version += 1;
+    out
+}
 
-    /// Applies a `toolsets/list` result as a full statement (H21). `away` marks a statement
-    /// read on (re)connect, so an instance that vanished without an ended record is told as
-    /// ended while away (H28).
-    pub(crate) fn apply_statement(
-        &mut self,
-        rev: u64,
-        result: &ListResult,
-        policy: &ToolPolicy,
-        away: bool,
-    ) -> HintOutcome {
-        let before_open = self.open_titles();
-        let before_view = self.view();
-        let mut open = BTreeMap::new();
-        for entry in &result.open {
-            let Some((ts, decl)) = self.declared.get_key_value(entry.toolset.as_str()) else {
-                continue;
-            };
-            let instance = names::instance(entry.instance.as_deref());
-            if decl.instances != instance.is_some() {
-                continue;
-            }
-            let key = (ts.clone(), instance);
-            let keep_title = self.open.get(&key).and_then(|i| i.title.clone());
-            open.insert(
-                key,
-                Instance {
-                    title: entry.title.clone().or(keep_title),
-                    options: entry.options.clone(),
-                    tools: BTreeMap::new(),
-                },
-            );
-        }
-        // An ended record naming a toolset or instance outside the grammar is skipped whole
-        // (its instance does not read as absent: that would end the wrong thing).
-        let mut ended = Vec::new();
-        let mut ended_items = Vec::new();
-        for e in result.ended.iter().flatten() {
-            let Some(toolset) = names::toolset(&e.toolset) else {
-                continue;
-            };
-            let instance = match e.instance.as_deref() {
-                None => None,
-                Some(i) => match InstanceName::parse(i) {
-                    Ok(i) => Some(i),
-                    Err(_) => continue,
-                },
-            };
-            ended_items.push(ChangeItem::Ended {
-                id: e.id.clone(),
-                toolset,
-                instance,
-                reason: e.reason.clone(),
-            });
-            ended.push(e.clone());
-        }
-        self.ended = ended;
-        // Replace all dynamic state: a dynamic tool not stated visible is invisible.
-        self.open = open;
-        let dynamic: BTreeSet<String> = self
-            .tools
-            .iter()
-            .filter(|t| t.presence == Presence::Dynamic)
-            .map(|t| t.tool.name.clone())
-            .collect();
-        for name in &dynamic {
-            self.loose.insert(
-                name.clone(),
-                Live {
-                    visible: false,
-                    definition: None,
-                    stamp: rev,
-                },
-            );
-        }
-        let keep: BTreeSet<OpenKey> = self.open.keys().cloned().collect();
-        self.opened_here.retain(|k| keep.contains(k));
-        let mut out = HintOutcome::default();
-        for entry in result.hints().tools.iter().flatten() {
-            // A statement is rare; its entries are copied as they always were.
-            if !self.apply_tool_entry(rev, &mut entry.clone(), policy) {
-                out.unknown_tool = true;
-            }
-        }
-        self.applied = rev;
-        self.ready = true;
-        self.statements += 1;
-        out.items = self.diff(&before_open, &before_view, &BTreeMap::new(), away, None);
-        out.items.extend(ended_items);
-        self.version += 1;
-        out
+/// Opens or closes an undeclared group on the host side (§5.4); the change it made.
+pub(crate) fn set_group(snap: &mut Snapshot, group: &ToolsetName, open: bool) -> Vec<ChangeItem> {
+    let before_view = view(snap);
+    let was = snap.groups_open.contains(group);
+    if was == open {
+        return Vec::new();
     }
+    if open {
+        snap.groups_open.insert(group.clone());
+    } else {
+        snap.groups_open.remove(group);
+    }
+    let mut items = vec![if open {
+        ChangeItem::Opened {
+            toolset: group.clone(),
+            instance: None,
+            title: None,
+        }
+    } else {
+        ChangeItem::Closed {
+            toolset: group.clone(),
+            instance: None,
+            cause: CloseCause::Host,
+            reason: None,
+            ended_id: None,
+        }
+    }];
+    let open_now = open_titles(snap);
+    items.extend(diff(
+        snap,
+        &open_now,
+        &before_view,
+        &BTreeMap::new(),
+        false,
+        None,
+    ));
+    snap.version += 1;
+    items
+}
 
-    /// Opens or closes an undeclared group on the host side (§5.4); the change it made.
-    pub(crate) fn set_group(&mut self, group: &ToolsetName, open: bool) -> Vec<ChangeItem> {
-        let before_view = self.view();
-        let was = self.groups_open.contains(group);
-        if was == open {
-            return Vec::new();
-        }
-        if open {
-            self.groups_open.insert(group.clone());
-        } else {
-            self.groups_open.remove(group);
-        }
-        let mut items = vec![if open {
-            ChangeItem::Opened {
-                toolset: group.clone(),
-                instance: None,
-                title: None,
-            }
-        } else {
-            ChangeItem::Closed {
-                toolset: group.clone(),
-                instance: None,
-                cause: CloseCause::Host,
-                reason: None,
-                ended_id: None,
-            }
-        }];
-        let open_now = self.open_titles();
-        items.extend(self.diff(&open_now, &before_view, &BTreeMap::new(), false, None));
-        self.version += 1;
-        items
+/// Drops all hint state (toolHints withdrawn, §5.1): every tool becomes static.
+pub(crate) fn drop_hints(snap: &mut Snapshot) {
+    snap.hinted = false;
+    snap.open.clear();
+    snap.loose.clear();
+    snap.groups_open.clear();
+    snap.declared.clear();
+    for t in &mut snap.tools {
+        t.presence = Presence::Static;
+        t.toolset = None;
     }
-
-    /// Drops all hint state (toolHints withdrawn, §5.1): every tool becomes static.
-    pub(crate) fn drop_hints(&mut self) {
-        self.hinted = false;
-        self.open.clear();
-        self.loose.clear();
-        self.groups_open.clear();
-        self.declared.clear();
-        for t in &mut self.tools {
-            t.presence = Presence::Static;
-            t.toolset = None;
-        }
-        self.version += 1;
-    }
+    snap.version += 1;
 }
 
 #[cfg(test)]
@@ -864,12 +893,12 @@ mod tests {
         let mut snap = Snapshot::empty(ServerName::sanitized("arcade"), "p".into());
         snap.hinted = true;
         let manifest = json!({"toolsets": {"go": {"title": "Go", "instances": true}}});
-        snap.set_declared(Some(&manifest));
+        set_declared(&mut snap, Some(&manifest));
         let meta = json!({"mcpl/toolset": "go", "mcpl/visible": false});
         let tools = ["play", "pass"]
             .map(|name| Tool::from_value(json!({"name": name, "_meta": meta})).unwrap());
         let policy = ToolPolicy::default();
-        snap.apply_list(tools.to_vec(), 0, &policy, None);
+        apply_list(&mut snap, tools.to_vec(), 0, &policy, None);
         let open: Vec<Value> = (0..n)
             .map(|i| json!({"toolset": "go", "instance": format!("g{i}")}))
             .collect();
@@ -888,7 +917,7 @@ mod tests {
             json!({"open": open, "_meta": {"mcpl/hints": {"rev": 1, "tools": hints}}}),
         )
         .unwrap();
-        let out = snap.apply_statement(1, &statement, &policy, false);
+        let out = apply_statement(&mut snap, 1, &statement, &policy, false);
         assert!(!out.unknown_tool);
         assert_eq!(snap.open().len(), n);
         snap
@@ -898,7 +927,7 @@ mod tests {
     fn change_with(n: usize, batch: Value) -> (Vec<ChangeItem>, usize) {
         let mut snap = with_open(n);
         let hints = HintChanges::from_value(batch).unwrap();
-        let out = snap.apply_hints(2, hints, &ToolPolicy::default());
+        let out = apply_hints(&mut snap, 2, hints, &ToolPolicy::default());
         assert!(!out.unknown_tool);
         (out.items, out.visits)
     }
@@ -940,7 +969,7 @@ mod tests {
         let manifest = json!({"toolsets": {
             "go": {"title": "Go", "instances": true},
             "bad name": {"title": "Bad"}}});
-        snap.set_declared(Some(&manifest));
+        set_declared(&mut snap, Some(&manifest));
         let names = |snap: &Snapshot| -> Vec<String> {
             snap.toolset_names().iter().map(|n| n.to_string()).collect()
         };
@@ -950,7 +979,7 @@ mod tests {
             json!({"name": "odd", "_meta": {"mcpl/toolset": "no/such", "mcpl/presence": "dynamic"}}),
         ]
         .map(|t| Tool::from_value(t).unwrap());
-        snap.apply_list(tools.to_vec(), 0, &policy, None);
+        apply_list(&mut snap, tools.to_vec(), 0, &policy, None);
         assert_eq!(snap.tool("odd").map(|t| t.toolset.clone()), Some(None));
         assert_eq!(
             snap.tool("odd").map(|t| t.presence),
@@ -969,7 +998,7 @@ mod tests {
                 {"id": "e3", "toolset": "bad name", "reason": "over"}],
             "_meta": {"mcpl/hints": {"rev": 1, "tools": []}}}))
         .unwrap();
-        let out = snap.apply_statement(1, &statement, &policy, false);
+        let out = apply_statement(&mut snap, 1, &statement, &policy, false);
         let g = |n: &str| InstanceName::parse(n).unwrap();
         let go = ToolsetName::parse("go").unwrap();
         assert_eq!(
@@ -1000,7 +1029,7 @@ mod tests {
                 {"toolset": "go", "instance": "g3", "state": "open"}],
             "tools": [{"name": "play", "instance": "g 3", "visible": true}]}))
         .unwrap();
-        let out = snap.apply_hints(2, hints, &policy);
+        let out = apply_hints(&mut snap, 2, hints, &policy);
         assert_eq!(
             snap.open().keys().cloned().collect::<Vec<_>>(),
             [(go.clone(), Some(g("g1"))), (go.clone(), Some(g("g3")))]
@@ -1023,7 +1052,8 @@ mod tests {
         let same = json!({"rev": 2, "tools": [{"name": "play", "instance": "g1",
             "definition": {"name": "play", "inputSchema": {"type": "object",
                 "properties": {"move": {"enum": ["A1"]}}}}}]});
-        let out = snap.apply_hints(
+        let out = apply_hints(
+            &mut snap,
             2,
             HintChanges::from_value(same).unwrap(),
             &ToolPolicy::default(),
