@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::agent::AgentId;
 use super::link_state::LinkState;
-use super::meta::{LookQuery, Plan};
+use super::plan::{LookQuery, Plan};
 use super::meta_tools::{META_ACT, META_LOOK};
 use super::notice::{quote, quote_content, shown_key, title};
 use super::render::{self, first_sentence};
