@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::agent::AgentId;
 use super::link_state::LinkState;
-use super::plan::{LookQuery, Plan};
 use super::meta_tools::{META_ACT, META_LOOK};
 use super::notice::{quote, quote_content, shown_key, title};
+use super::plan::{LookQuery, Plan};
+use super::queue::WindowItem;
 use super::render::{self, first_sentence};
 use super::state::Presenter;
-use super::window::WindowItem;
 use crate::controller::{Outcome, Snapshot};
 use crate::names::ServerName;
 

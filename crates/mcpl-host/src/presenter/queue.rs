@@ -1,5 +1,6 @@
-//! The data of each agent's window queue: the entries owed, their states, and the told marks
-//! that storing a text commits. The presenter's window methods (`window`) and the notice
+//! The data of each agent's window queue: the entries owed, their states, the told marks
+//! that storing a text commits, and what the queue hands out ([`WindowItem`]) or shows as
+//! owed ([`Waiting`]). The presenter's window methods (`window`) and the notice
 //! renderer (`notice`) both read it; it depends on neither.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -17,6 +18,53 @@ pub type Token = u64;
 
 /// The longest notice, in bytes, before "(too long to show)" (H73).
 pub const MAX_NOTICE: usize = 8_000;
+
+/// Text for an agent's window (a notice, an event, a change riding with a result, a look).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowItem {
+    /// Report the outcome of storing this text under this token.
+    pub token: Token,
+    /// The server the text is about; `None` for text about several (look, a reminder).
+    pub server: Option<ServerName>,
+    /// The text, with every server-written part attributed to the server (H54).
+    pub text: String,
+}
+
+/// Where an entry an agent is owed stands (see [`Presenter::waiting`](super::state::Presenter::waiting)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WaitingState {
+    /// To be told: as a notice, or with the server's next answer without the grant (H47).
+    Owed,
+    /// Claimed by a request whose answer it will ride with (H42).
+    Claimed,
+    /// A push's change, waiting for the push's own delivery (H47).
+    AwaitingPush,
+    /// Handed out in a text not yet reported stored (H45).
+    HandedOut,
+}
+
+impl std::fmt::Display for WaitingState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WaitingState::Owed => "owed",
+            WaitingState::Claimed => "rides with an answer",
+            WaitingState::AwaitingPush => "waits for its push",
+            WaitingState::HandedOut => "handed out, not yet stored",
+        })
+    }
+}
+
+/// One piece of news an agent has not been told yet, as a reader sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    /// The server it is about.
+    pub server: ServerName,
+    /// Where it stands.
+    pub state: WaitingState,
+    /// The text it would be told as now, on its own.
+    pub text: String,
+}
 
 #[derive(Debug, Clone)]
 pub(super) enum Body {

@@ -9,56 +9,12 @@ use mcpl_protocol::rfc014::Presence;
 
 use super::agent::AgentId;
 use super::notice::{finish, key_text, quote, render_body};
-use super::queue::{Agent, Body, EARLY_EVENTS, Entry, Marks, ShownKey, State, Token};
+use super::queue::{
+    Agent, Body, EARLY_EVENTS, Entry, Marks, ShownKey, State, Token, Waiting, WaitingState,
+    WindowItem,
+};
 use super::state::Presenter;
 use crate::controller::{Carrier, Change, Notice, Pending, PushEvent};
-
-/// Text for an agent's window (a notice, an event, a change riding with a result, a look).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WindowItem {
-    /// Report the outcome of storing this text under this token.
-    pub token: Token,
-    /// The server the text is about; `None` for text about several (look, a reminder).
-    pub server: Option<ServerName>,
-    /// The text, with every server-written part attributed to the server (H54).
-    pub text: String,
-}
-
-/// Where an entry an agent is owed stands (see [`Presenter::waiting`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum WaitingState {
-    /// To be told: as a notice, or with the server's next answer without the grant (H47).
-    Owed,
-    /// Claimed by a request whose answer it will ride with (H42).
-    Claimed,
-    /// A push's change, waiting for the push's own delivery (H47).
-    AwaitingPush,
-    /// Handed out in a text not yet reported stored (H45).
-    HandedOut,
-}
-
-impl std::fmt::Display for WaitingState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            WaitingState::Owed => "owed",
-            WaitingState::Claimed => "rides with an answer",
-            WaitingState::AwaitingPush => "waits for its push",
-            WaitingState::HandedOut => "handed out, not yet stored",
-        })
-    }
-}
-
-/// One piece of news an agent has not been told yet, as a reader sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Waiting {
-    /// The server it is about.
-    pub server: ServerName,
-    /// Where it stands.
-    pub state: WaitingState,
-    /// The text it would be told as now, on its own.
-    pub text: String,
-}
 
 impl Presenter {
     /// The agents with a window, sorted.
