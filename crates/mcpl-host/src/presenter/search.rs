@@ -37,6 +37,7 @@ enum Kind {
     Tool(Option<ToolsetName>),
 }
 
+/// One toolset or tool as search reads it: where it is, what it is, and its words.
 #[derive(Debug)]
 struct Doc {
     server: ServerName,
@@ -93,10 +94,14 @@ fn bm25(docs: &[Vec<String>], query: &[String]) -> Vec<f64> {
         .collect()
 }
 
-impl Presenter {
-    fn search_docs(&self) -> Vec<Doc> {
+// `Doc`'s methods take the presenter, not `impl Presenter` methods taking a `Doc`: tools that
+// count an impl's methods as part of the module defining the type (cargo-modules) would
+// otherwise see the presenter's module name this one, which names it.
+impl Doc {
+    /// Every server's toolsets and tools as documents, in the presenter's server order.
+    fn all(p: &Presenter) -> Vec<Doc> {
         let mut docs = Vec::new();
-        for (id, e) in &self.servers {
+        for (id, e) in &p.servers {
             let snap = &e.snap;
             for ts in snap.toolset_names() {
                 let mut text = ts.to_string();
@@ -134,39 +139,14 @@ impl Presenter {
         docs
     }
 
-    /// The best matches for `query` (at most [`SEARCH_TOP`]), one line each.
-    pub(super) fn search(&self, query: &str) -> Vec<String> {
-        let q = words(query);
-        let docs = self.search_docs();
-        let words: Vec<Vec<String>> = docs.iter().map(|d| d.words.clone()).collect();
-        let scores = bm25(&words, &q);
-        let mut ranked: Vec<(f64, &Doc)> = scores
-            .into_iter()
-            .zip(&docs)
-            .filter(|(s, _)| *s > 0.0)
-            .collect();
-        ranked.sort_by(|(sa, a), (sb, b)| {
-            sb.total_cmp(sa)
-                .then_with(|| (&a.server, &a.kind, &a.name).cmp(&(&b.server, &b.kind, &b.name)))
-        });
-        let quoted = serde_json::to_string(query).unwrap_or_default();
-        if ranked.is_empty() {
-            return vec![format!("no toolset or tool matches {quoted}")];
-        }
-        let mut lines = vec![format!("best matches for {quoted}, best first:")];
-        for (i, (_, doc)) in ranked.into_iter().take(SEARCH_TOP).enumerate() {
-            lines.push(format!("{}. {}", i + 1, self.hit_line(doc)));
-        }
-        lines
-    }
-
-    fn hit_line(&self, doc: &Doc) -> String {
-        let id = &doc.server;
-        let Some(snap) = self.snapshot(id) else {
+    /// The hit's line: what it is, where, whether open, what it says, and how to reach it.
+    fn hit_line(&self, p: &Presenter) -> String {
+        let id = &self.server;
+        let Some(snap) = p.snapshot(id) else {
             return String::new();
         };
         let state = |ts: &str| if snap.is_open(ts) { "open" } else { "closed" };
-        match &doc.kind {
+        match &self.kind {
             Kind::Toolset(ts) => {
                 let mut line = format!("toolset `{ts}` on `{id}` ({})", state(ts));
                 let about = match snap.declared().get(ts) {
@@ -187,34 +167,62 @@ impl Presenter {
                 line
             }
             Kind::Tool(toolset) => {
-                let listed = snap.tool(&doc.name);
+                let listed = snap.tool(&self.name);
                 let about = listed
                     .and_then(|t| first_sentence(t.tool.description.as_ref()))
                     .map(|s| format!(": {}", quote(id, &s)))
                     .unwrap_or_default();
-                let act = json!({"server": id, "tool": doc.name, "args": {}});
+                let act = json!({"server": id, "tool": self.name, "args": {}});
                 match toolset {
                     Some(ts) if !snap.is_open(ts) => format!(
                         "tool `{}` on `{id}` in toolset `{ts}` (closed){about}; open it with {}, then call {META_ACT} {act}",
-                        doc.name,
+                        self.name,
                         open_call(id, ts)
                     ),
                     Some(ts) => format!(
                         "tool `{}` on `{id}` in toolset `{ts}` (open){about}; call {META_ACT} {act}",
-                        doc.name
+                        self.name
                     ),
                     None if listed.is_some_and(|t| t.presence == Presence::Static) => format!(
                         "tool `{}` on `{id}` (static){about}; call it by name as `{}`",
-                        doc.name,
-                        self.model_name(id, &doc.name)
+                        self.name,
+                        p.model_name(id, &self.name)
                     ),
                     None => format!(
                         "tool `{}` on `{id}` (no toolset){about}; call {META_ACT} {act}",
-                        doc.name
+                        self.name
                     ),
                 }
             }
         }
+    }
+}
+
+impl Presenter {
+    /// The best matches for `query` (at most [`SEARCH_TOP`]), one line each.
+    pub(super) fn search(&self, query: &str) -> Vec<String> {
+        let q = words(query);
+        let docs = Doc::all(self);
+        let words: Vec<Vec<String>> = docs.iter().map(|d| d.words.clone()).collect();
+        let scores = bm25(&words, &q);
+        let mut ranked: Vec<(f64, &Doc)> = scores
+            .into_iter()
+            .zip(&docs)
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        ranked.sort_by(|(sa, a), (sb, b)| {
+            sb.total_cmp(sa)
+                .then_with(|| (&a.server, &a.kind, &a.name).cmp(&(&b.server, &b.kind, &b.name)))
+        });
+        let quoted = serde_json::to_string(query).unwrap_or_default();
+        if ranked.is_empty() {
+            return vec![format!("no toolset or tool matches {quoted}")];
+        }
+        let mut lines = vec![format!("best matches for {quoted}, best first:")];
+        for (i, (_, doc)) in ranked.into_iter().take(SEARCH_TOP).enumerate() {
+            lines.push(format!("{}. {}", i + 1, doc.hit_line(self)));
+        }
+        lines
     }
 }
 
