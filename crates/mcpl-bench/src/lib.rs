@@ -68,6 +68,7 @@ pub mod error;
 pub mod fanout;
 pub mod growth;
 pub mod handshake;
+pub mod parsing_relay;
 pub mod peers;
 pub mod plain;
 pub mod progress;

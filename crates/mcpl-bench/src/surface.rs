@@ -11,7 +11,10 @@
 //!   measured from the same states.
 //! - **Row 3, surface overhead.** `toolsets_act {tool: "board"}` round trips through the
 //!   surface against `tools/call board` (with `mcpl/instance`) through the relay
-//!   (`surface_p50_vs_relay`) and on the arcade directly (`surface_p50_vs_direct`).
+//!   (`surface_p50_vs_relay`) and on the arcade directly (`surface_p50_vs_direct`); and,
+//!   reported, through a parsing relay ([`crate::parsing_relay`]), which splits the gap
+//!   into the cost of reading and writing messages with the surface's task layout and the
+//!   cost of the host's own work.
 
 use crate::chart::{Bar, bar_chart};
 use crate::error::BenchError;
@@ -69,6 +72,16 @@ fn arcade_stream(arcade: &ArcadeServer) -> tokio::io::DuplexStream {
 async fn relay_client(arcade: &ArcadeServer) -> Result<Client, BenchError> {
     let (ours, theirs) = tokio::io::duplex(256 * 1024);
     crate::relay::relay(theirs, arcade_stream(arcade));
+    let (r, w) = tokio::io::split(ours);
+    Client::start(Transport::stdio(r, w)).await
+}
+
+/// A client whose frames pass through the parsing relay ([`crate::parsing_relay`]): the
+/// surface's hops and decoding without its host logic.
+async fn parsing_relay_client(arcade: &ArcadeServer) -> Result<Client, BenchError> {
+    let (ours, theirs) = tokio::io::duplex(256 * 1024);
+    let (r, w) = tokio::io::split(theirs);
+    crate::parsing_relay::parsing_relay(Transport::stdio(r, w), arcade_pipe(arcade));
     let (r, w) = tokio::io::split(ours);
     Client::start(Transport::stdio(r, w)).await
 }
@@ -310,11 +323,13 @@ pub fn cache_figures(report: &CacheReport, steps: usize) -> Vec<Figure> {
 }
 
 /// Row 3: p50 and p99 of `calls` round trips through the surface, through a bare relay with
-/// the same two hops, and directly; the three paths take turns call by call.
+/// the same two hops, through a parsing relay (the surface's hops and decoding with no host
+/// logic, reported to split the gap) and directly; the paths take turns call by call.
 pub async fn overhead(calls: usize, budget: Duration) -> Result<Vec<Figure>, BenchError> {
     let arcade = start_arcade()?;
     let direct = Client::start(arcade_pipe(&arcade)).await?;
     let relayed = relay_client(&arcade).await?;
+    let parsed = parsing_relay_client(&arcade).await?;
     let (_surface, through) = surface_client(arcade.clone()).await?;
     // One game, opened through the surface; the direct and relayed clients act for the same
     // principal, so they reach the same instance.
@@ -335,6 +350,7 @@ pub async fn overhead(calls: usize, budget: Duration) -> Result<Vec<Figure>, Ben
     let mut via_surface = Vec::with_capacity(calls);
     let mut via_relay = Vec::with_capacity(calls);
     let mut via_direct = Vec::with_capacity(calls);
+    let mut via_parsing = Vec::with_capacity(calls);
     let started = Instant::now();
     for _ in 0..calls {
         if started.elapsed() > budget {
@@ -354,7 +370,10 @@ pub async fn overhead(calls: usize, budget: Duration) -> Result<Vec<Figure>, Ben
         let t0 = Instant::now();
         let result = direct.request("tools/call", board()).await?;
         via_direct.push(t0.elapsed());
-        for r in [&result, &relayed_result] {
+        let t0 = Instant::now();
+        let parsed_result = parsed.request("tools/call", board()).await?;
+        via_parsing.push(t0.elapsed());
+        for r in [&result, &relayed_result, &parsed_result] {
             if !ok || r["isError"] == json!(true) {
                 return Err(BenchError::Invalid(format!("`board` failed: {r}")));
             }
@@ -385,6 +404,24 @@ pub async fn overhead(calls: usize, budget: Duration) -> Result<Vec<Figure>, Ben
             ..Default::default()
         });
     }
+    // The split of the gap: the surface against the parsing relay (its host logic), and the
+    // parsing relay against the bare one (decoding, encoding and the surface's task layout).
+    figures.push(Figure {
+        measure: format!("p50 `toolsets_act` round trip through the surface ({n} calls)"),
+        ours: micros(percentile(&via_surface, 50.0)),
+        baseline_name: "p50 `tools/call` through a parsing relay (the surface's hops and decoding, no host logic)".into(),
+        baseline: micros(percentile(&via_parsing, 50.0)),
+        unit: Unit::Micros,
+        ..Default::default()
+    });
+    figures.push(Figure {
+        measure: format!("p50 `tools/call` through the parsing relay ({n} calls)"),
+        ours: micros(percentile(&via_parsing, 50.0)),
+        baseline_name: "p50 `tools/call` through a bare relay, same two hops".into(),
+        baseline: micros(percentile(&via_relay, 50.0)),
+        unit: Unit::Micros,
+        ..Default::default()
+    });
     Ok(figures)
 }
 
