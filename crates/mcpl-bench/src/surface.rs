@@ -476,13 +476,18 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn overhead_measures_both_paths() {
+    async fn overhead_measures_every_path() {
         let figures = overhead(10, Duration::from_secs(60))
             .await
             .expect("a clean run");
-        assert_eq!(figures.len(), 4);
+        assert_eq!(figures.len(), 6);
         assert_eq!(figures[0].id, Some("surface_p50_vs_relay"));
         assert_eq!(figures[2].id, Some("surface_p50_vs_direct"));
+        // The split of the gap: surface / parsing relay, then parsing relay / bare relay.
+        assert!(figures[4].baseline_name.contains("parsing relay"));
+        assert_eq!(figures[4].ours, figures[0].ours);
+        assert_eq!(figures[5].ours, figures[4].baseline);
+        assert_eq!(figures[5].baseline, figures[0].baseline);
         assert!(
             figures.iter().all(|f| f.ours > 0.0 && f.baseline > 0.0),
             "{figures:?}"
