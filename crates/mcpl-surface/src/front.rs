@@ -436,9 +436,14 @@ fn result_of(answer: Answer) -> Value {
     }
 }
 
-/// A result of ours as JSON (it always encodes; an empty object if it ever did not).
+/// A result of ours as JSON. It always encodes; were it ever not to, the client still gets a
+/// well-formed tool error saying so, not an empty object.
 fn to_value(result: &CallToolResult) -> Value {
-    serde_json::to_value(result).unwrap_or_else(|_| json!({}))
+    serde_json::to_value(result).unwrap_or_else(|e| {
+        json!({"content": [{"type": "text",
+            "text": format!("the surface host could not encode its answer: {e}")}],
+            "isError": true})
+    })
 }
 
 #[cfg(test)]
