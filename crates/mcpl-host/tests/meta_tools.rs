@@ -114,7 +114,7 @@ fn h59_open_proposes_a_valid_instance_name_and_a_retry_adopts() {
     let mut h = Host::new(vec![("arcade", arcade())]);
     let plan = h
         .pres
-        .plan(META_OPEN, &json!({"toolset": "game"}))
+        .plan(META_OPEN, json!({"toolset": "game"}))
         .expect("plan");
     let Plan::Open { req, .. } = &plan else {
         panic!("not an open: {plan:?}")
@@ -143,7 +143,7 @@ fn h60_open_and_close_outcomes_not_done_unconfirmed_done_refused() {
     h.pair("arcade").hold.insert("toolsets/open".into());
     let plan = h
         .pres
-        .plan(META_OPEN, &json!({"toolset": "game", "instance": "g1"}))
+        .plan(META_OPEN, json!({"toolset": "game", "instance": "g1"}))
         .expect("plan");
     let Plan::Open { req, .. } = plan.clone() else {
         panic!()
@@ -172,7 +172,7 @@ fn h61_act_of_unknown_outcome_is_unconfirmed_and_never_sent_has_no_look_hint() {
     h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
     let plan = h
         .pres
-        .plan(META_ACT, &json!({"tool": "pass", "args": {}}))
+        .plan(META_ACT, json!({"tool": "pass", "args": {}}))
         .expect("plan");
     let Plan::Act { req, .. } = plan.clone() else {
         panic!()
@@ -285,14 +285,17 @@ fn h65_a_refused_act_is_traced_as_a_failed_call_without_server_values() {
         json!({"tool": "play", "args": {"move": "A1"}}),
         json!({}),
     ] {
-        assert!(h.pres.plan(META_ACT, &args).is_err(), "{args} was planned");
+        assert!(
+            h.pres.plan(META_ACT, args.clone()).is_err(),
+            "{args} was planned"
+        );
     }
     // Refusals of the other meta-tools are not act's, and a planned act is no failure.
-    assert!(h.pres.plan(META_OPEN, &json!({"toolset": "nope"})).is_err());
+    assert!(h.pres.plan(META_OPEN, json!({"toolset": "nope"})).is_err());
     h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
     assert!(
         h.pres
-            .plan(META_ACT, &json!({"tool": "pass", "args": {}}))
+            .plan(META_ACT, json!({"tool": "pass", "args": {}}))
             .is_ok()
     );
     let told = trace.0.lock().expect("lock").clone();
@@ -323,7 +326,7 @@ fn h66_an_open_answer_carries_changes_read_meanwhile() {
     h.pair("arcade").hold.insert("toolsets/open".into());
     let plan = h
         .pres
-        .plan(META_OPEN, &json!({"toolset": "game", "instance": "g1"}))
+        .plan(META_OPEN, json!({"toolset": "game", "instance": "g1"}))
         .expect("plan");
     let Plan::Open { req, .. } = plan.clone() else {
         panic!()
@@ -357,11 +360,11 @@ fn h67_an_act_counts_as_a_call_to_the_tool_it_resolves_to() {
     h.call(META_OPEN, json!({"toolset": "game", "instance": "g1"}));
     let plan = h
         .pres
-        .plan(META_ACT, &json!({"tool": "pass", "args": {}}))
+        .plan(META_ACT, json!({"tool": "pass", "args": {}}))
         .expect("plan");
     assert_eq!(plan.target(), Some((&sn("arcade"), "pass")));
     assert!(
-        h.pres.plan(META_ACT, &json!({"tool": "nope"})).is_err(),
+        h.pres.plan(META_ACT, json!({"tool": "nope"})).is_err(),
         "an unresolvable act has no target"
     );
 }
@@ -430,7 +433,7 @@ fn h60_a_server_refusal_is_reported_as_refused_in_the_servers_words() {
     h.pair("arcade").hold.insert("toolsets/open".into());
     let plan = h
         .pres
-        .plan(META_OPEN, &json!({"toolset": "game", "instance": "g1"}))
+        .plan(META_OPEN, json!({"toolset": "game", "instance": "g1"}))
         .expect("plan");
     let Plan::Open { req, .. } = plan.clone() else {
         panic!()
@@ -471,7 +474,7 @@ fn h58_a_hinted_server_with_neither_toolsets_nor_dynamic_tools_presents_none() {
 fn h62_look_rereads_only_the_servers_that_present_toolsets() {
     let mut h = Host::new(vec![("arcade", arcade()), ("plain", static_only())]);
     h.sync();
-    match h.pres.plan(META_LOOK, &json!({})) {
+    match h.pres.plan(META_LOOK, json!({})) {
         Ok(Plan::Look { servers, .. }) => assert_eq!(servers, vec![sn("arcade")]),
         other => panic!("not a look: {other:?}"),
     }
@@ -480,14 +483,14 @@ fn h62_look_rereads_only_the_servers_that_present_toolsets() {
 #[test]
 fn h56_a_meta_tool_called_with_null_arguments_has_every_selector_absent() {
     let h = Host::new(vec![("arcade", arcade())]);
-    match h.pres.plan(META_LOOK, &serde_json::Value::Null) {
+    match h.pres.plan(META_LOOK, serde_json::Value::Null) {
         Ok(Plan::Look { servers, query }) => {
             assert_eq!(servers, vec![sn("arcade")]);
             assert!(query.server.is_none() && query.toolset.is_none() && query.tool.is_none());
         }
         other => panic!("null arguments were not read as none: {other:?}"),
     }
-    let refused = h.pres.plan(META_LOOK, &json!(["game"]));
+    let refused = h.pres.plan(META_LOOK, json!(["game"]));
     assert_eq!(
         refused.err(),
         Some(mcpl_host::presenter::Refusal::NotAnObject)
@@ -497,7 +500,7 @@ fn h56_a_meta_tool_called_with_null_arguments_has_every_selector_absent() {
 #[test]
 fn h59_the_proposed_name_is_the_toolset_and_the_smallest_number_not_open() {
     let mut h = Host::new(vec![("arcade", arcade())]);
-    let proposed = |h: &Host| match h.pres.plan(META_OPEN, &json!({"toolset": "game"})) {
+    let proposed = |h: &Host| match h.pres.plan(META_OPEN, json!({"toolset": "game"})) {
         Ok(Plan::Open { req, .. }) => req.instance.clone(),
         other => panic!("not an open: {other:?}"),
     };
@@ -534,7 +537,7 @@ fn h62_a_dynamic_tool_in_the_latest_list_presents_before_the_rebuild() {
     }
     h.sync();
     assert!(h.pair("plain").host.snapshot().tool("hint").is_some());
-    match h.pres.plan(META_LOOK, &json!({})) {
+    match h.pres.plan(META_LOOK, json!({})) {
         Ok(Plan::Look { servers, .. }) => assert_eq!(
             servers,
             vec![sn("plain")],

@@ -119,7 +119,7 @@ fn auto_open_plans_the_open_before_the_call() {
     let h = plain_host(vec![("box", box_server(), g)]);
     let plan = h
         .pres
-        .plan("toolsets_act", &json!({"tool": "fs_t2"}))
+        .plan("toolsets_act", json!({"tool": "fs_t2"}))
         .unwrap();
     assert!(
         matches!(&plan, Plan::ActOpening { server, group, req } if server == "box" && group == "fs" && req.tool == "fs_t2"),
@@ -288,7 +288,7 @@ fn model_tool_names_of_plain_tools_are_prefixed_fit_64_and_stay_distinct() {
     // Each routes to its own tool.
     for raw in &names {
         let model = h.pres.model_name(&sn("one"), raw);
-        match h.pres.plan(&model, &json!({})).unwrap() {
+        match h.pres.plan(&model, json!({})).unwrap() {
             Plan::Call { server, req } => {
                 assert_eq!((server.as_str(), req.tool.as_str()), ("one", raw.as_str()))
             }
@@ -345,7 +345,7 @@ fn a_host_side_open_that_failed_says_not_done_never_opened() {
     let mut h = plain_host(vec![("box", box_server(), Grouping::default())]);
     let plan = h
         .pres
-        .plan("toolsets_open", &json!({"server": "box", "toolset": "git"}))
+        .plan("toolsets_open", json!({"server": "box", "toolset": "git"}))
         .expect("a plan");
     assert!(matches!(plan, Plan::OpenGroup { .. }), "{plan:?}");
     let failed = h.pres.answer_text(&plan, Err(&mcpl_host::Error::Closed));

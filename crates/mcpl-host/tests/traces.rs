@@ -75,7 +75,7 @@ fn h81_h65_log_lines_and_traces_redact_server_chosen_values() {
     buf.take();
     assert!(
         h.pres
-            .plan(META_ACT, &json!({"tool": "SECRET-TOOL"}))
+            .plan(META_ACT, json!({"tool": "SECRET-TOOL"}))
             .is_err()
     );
     let out = buf.take();

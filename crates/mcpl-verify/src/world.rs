@@ -474,8 +474,8 @@ impl World {
         self.presenter.update(self.links[i].host.snapshot(), push);
         let args = json!({"server": NAMES[i], "tool": tool, "instance": instance});
         // A static tool is called by its model-facing name, as the agent reads it in the list.
-        let plan = match self.presenter.plan(META_ACT, &args) {
-            Err(Refusal::NotDynamic { model, .. }) => self.presenter.plan(&model, &json!({})),
+        let plan = match self.presenter.plan(META_ACT, args) {
+            Err(Refusal::NotDynamic { model, .. }) => self.presenter.plan(&model, json!({})),
             plan => plan,
         };
         match plan {

@@ -204,10 +204,10 @@ impl Task {
                 self.pres.remove_agent(&id);
                 self.agents.remove(&id);
             }
-            Command::Call(agent, tool, args, reply) => self.call(agent, &tool, &args, reply),
+            Command::Call(agent, tool, args, reply) => self.call(agent, &tool, args, reply),
             Command::CallIf(agent, tool, args, gate, reply) => {
                 if gate(&self.pres) {
-                    self.call(agent, &tool, &args, reply);
+                    self.call(agent, &tool, args, reply);
                 } else {
                     reply.send(Asked::Declined(args));
                 }
@@ -228,7 +228,7 @@ impl Task {
         }
     }
 
-    fn call(&mut self, agent: AgentId, tool: &str, args: &Value, reply: Replier) {
+    fn call(&mut self, agent: AgentId, tool: &str, args: Value, reply: Replier) {
         let plan = match self.pres.plan(tool, args) {
             Ok(p) => p,
             Err(refusal) => {

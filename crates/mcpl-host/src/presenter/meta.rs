@@ -25,10 +25,10 @@ fn selector<'a>(
     }
 }
 
-fn object(args: &Value) -> Result<Map<String, Value>, Refusal> {
+fn object(args: Value) -> Result<Map<String, Value>, Refusal> {
     match args {
         Value::Null => Ok(Map::new()),
-        Value::Object(m) => Ok(m.clone()),
+        Value::Object(m) => Ok(m),
         _ => Err(Refusal::NotAnObject),
     }
 }
@@ -143,8 +143,9 @@ impl Presenter {
     }
 
     /// Checks and resolves a meta-tool call (or, for any other name, a call by name). A
-    /// refusal is the text to answer the model with; nothing was sent.
-    pub fn plan(&self, tool: &str, args: &Value) -> Result<Plan, Refusal> {
+    /// refusal is the text to answer the model with; nothing was sent. The arguments move
+    /// into the plan (a call's own arguments are sent on as they came, not copied).
+    pub fn plan(&self, tool: &str, args: Value) -> Result<Plan, Refusal> {
         let planned = self.plan_checked(tool, args);
         if let (META_ACT, Err(refusal)) = (tool, &planned) {
             // H65: traced as a failed tool call, whether act found its target or not; the
@@ -157,8 +158,8 @@ impl Presenter {
         planned
     }
 
-    fn plan_checked(&self, tool: &str, args: &Value) -> Result<Plan, Refusal> {
-        let args = object(args)?;
+    fn plan_checked(&self, tool: &str, args: Value) -> Result<Plan, Refusal> {
+        let mut args = object(args)?;
         match tool {
             META_OPEN | META_CLOSE | META_LOOK | META_ACT => {}
             _ => return self.plan_call(tool, args),
@@ -213,16 +214,16 @@ impl Presenter {
                 })?;
                 let snap = self.snapshot(&srv).ok_or(Refusal::ServerGone)?;
                 if tool == META_OPEN {
-                    self.plan_open(srv, snap, ts, instance, args.get("options").cloned())
+                    self.plan_open(srv, snap, ts, instance, args.shift_remove("options"))
                 } else {
                     self.plan_close(srv, snap, ts, instance)
                 }
             }
             _ => {
                 let name = tool_sel.ok_or(Refusal::Missing { key: "tool" })?;
-                let call_args = match args.get("args") {
+                let call_args = match args.shift_remove("args") {
                     None | Some(Value::Null) => Map::new(),
-                    Some(Value::Object(m)) => m.clone(),
+                    Some(Value::Object(m)) => m,
                     Some(_) => return Err(Refusal::MustBeObject { key: "args" }),
                 };
                 self.plan_act(server, name, instance, call_args)
@@ -548,20 +549,20 @@ mod tests {
     fn h56_look_refuses_a_toolset_or_instance_outside_the_grammar() {
         let p = Presenter::new(PresenterConfig::default());
         let refusal = p
-            .plan(META_LOOK, &serde_json::json!({"toolset": "a b"}))
+            .plan(META_LOOK, serde_json::json!({"toolset": "a b"}))
             .unwrap_err();
         assert!(matches!(&refusal, Refusal::BadToolsetName { name } if name == "a b"));
         let refusal = p
             .plan(
                 META_LOOK,
-                &serde_json::json!({"tool": "play", "instance": "-g1", "server": "nowhere"}),
+                serde_json::json!({"tool": "play", "instance": "-g1", "server": "nowhere"}),
             )
             .unwrap_err();
         assert!(matches!(&refusal, Refusal::BadInstanceName { name } if name == "-g1"));
         let plan = p
             .plan(
                 META_LOOK,
-                &serde_json::json!({"toolset": "go", "instance": "g1"}),
+                serde_json::json!({"toolset": "go", "instance": "g1"}),
             )
             .unwrap();
         let Plan::Look { query, .. } = plan else {

@@ -945,7 +945,7 @@ impl Host {
     /// The model calls `tool` with `args`; returns the text the model reads (stored).
     pub fn call(&mut self, tool: &str, args: Value) -> String {
         self.sync();
-        let plan = match self.pres.plan(tool, &args) {
+        let plan = match self.pres.plan(tool, args) {
             Ok(p) => p,
             Err(refusal) => return refusal.to_string(),
         };
