@@ -234,6 +234,17 @@ impl Snapshot {
             .map(|(_, i)| i.as_ref())
             .collect()
     }
+    /// The open instances of `toolset` (`None` for a toolset without instances), read from
+    /// its own part of the open map rather than by walking every open toolset.
+    pub fn open_instances<'a>(
+        &'a self,
+        toolset: &'a ToolsetName,
+    ) -> impl Iterator<Item = Option<&'a InstanceName>> + 'a {
+        self.open
+            .range((toolset.clone(), None)..)
+            .take_while(move |((t, _), _)| t == toolset)
+            .map(|((_, i), _)| i.as_ref())
+    }
     /// True when the toolset (or the host's undeclared group) is open, in any instance.
     pub fn is_open(&self, toolset: &str) -> bool {
         if self.declared.contains_key(toolset) {
@@ -313,6 +324,23 @@ impl Snapshot {
         tool: &str,
         instance: Option<&InstanceName>,
     ) -> Option<Cow<'_, Definition>> {
+        let (listed, over) = self.definition_parts(tool, instance)?;
+        Some(over.map_or_else(|| Cow::Owned(Definition::of(&listed.tool)), Cow::Borrowed))
+    }
+
+    /// The input schema of [`definition`](Self::definition), borrowed: the argument check
+    /// act makes on every call copies nothing.
+    pub fn input_schema(&self, tool: &str, instance: Option<&InstanceName>) -> Option<&Value> {
+        let (listed, over) = self.definition_parts(tool, instance)?;
+        Some(over.map_or(&listed.tool.input_schema, |d| &d.input_schema))
+    }
+
+    /// The listed tool, and the definition that replaces its own in this place, if any.
+    fn definition_parts(
+        &self,
+        tool: &str,
+        instance: Option<&InstanceName>,
+    ) -> Option<(&ListedTool, Option<&Definition>)> {
         let listed = self.tool(tool)?;
         let over = match &listed.toolset {
             Some(ts) if self.declared.contains_key(ts) => {
@@ -324,6 +352,6 @@ impl Snapshot {
             }
             _ => self.loose.get(tool).and_then(|l| l.definition.as_deref()),
         };
-        Some(over.map_or_else(|| Cow::Owned(Definition::of(&listed.tool)), Cow::Borrowed))
+        Some((listed, over))
     }
 }

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::task::Poll;
 
 use mcpl_rpc::{Event, Events, Peer};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
@@ -15,7 +15,7 @@ use super::agent::Agent;
 use super::command::{Command, Observer};
 use super::policy::HostPolicy;
 use super::reply::{Asked, Replier};
-use crate::controller::{Controller, Effect, Outcome, Pending, Snapshot};
+use crate::controller::{CallRequest, Controller, Effect, Outcome, Pending, Snapshot};
 use crate::error::Error;
 use crate::names::ServerName;
 use crate::presenter::{AgentId, LinkState, LookQuery, Plan, Presenter, PresenterConfig};
@@ -236,7 +236,7 @@ impl Task {
                 return;
             }
         };
-        let plan = match plan {
+        let mut plan = match plan {
             Plan::ActOpening { server, group, req } => {
                 let r = match self.conns.get_mut(server.as_str()) {
                     Some(c) => c.ctrl.set_group(&group, true),
@@ -254,6 +254,14 @@ impl Task {
             p => p,
         };
         let n = now();
+        // A call's arguments go to the server as they are, not copied: the plan kept for the
+        // answer keeps the tool and the instance, which is all its words use.
+        let call_args = match &mut plan {
+            Plan::Act { req, .. } | Plan::Call { req, .. } | Plan::ActOpening { req, .. } => {
+                std::mem::take(&mut req.args)
+            }
+            _ => Map::new(),
+        };
         let (server, sent) = match &plan {
             Plan::Look { servers, query } => {
                 let mut left = Vec::new();
@@ -308,10 +316,14 @@ impl Task {
             ),
             Plan::Act { server, req }
             | Plan::Call { server, req }
-            | Plan::ActOpening { server, req, .. } => (
-                server.clone(),
-                self.with(server, |c| c.call(n, req.clone())),
-            ),
+            | Plan::ActOpening { server, req, .. } => {
+                let req = CallRequest {
+                    tool: req.tool.clone(),
+                    instance: req.instance.clone(),
+                    args: call_args,
+                };
+                (server.clone(), self.with(server, |c| c.call(n, req)))
+            }
         };
         match sent {
             Ok(pending) => {

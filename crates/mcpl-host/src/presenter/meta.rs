@@ -61,6 +61,11 @@ impl Presenter {
     /// Servers that present toolsets: hinted, with a declared toolset or a dynamic tool in
     /// the latest or the published list (the two-view rule, B8).
     pub(super) fn presenting(&self) -> Vec<ServerName> {
+        self.presenting_ids().cloned().collect()
+    }
+
+    /// [`presenting`](Self::presenting), borrowed.
+    fn presenting_ids(&self) -> impl Iterator<Item = &ServerName> {
         self.servers
             .iter()
             .filter(|(id, e)| {
@@ -75,8 +80,7 @@ impl Presenter {
                             .get(*id)
                             .is_some_and(|p| p.presence.values().any(|v| *v == Presence::Dynamic)))
             })
-            .map(|(id, _)| id.clone())
-            .collect()
+            .map(|(id, _)| id)
     }
 
     pub(super) fn what_it_has(&self, server: &ServerName) -> String {
@@ -298,31 +302,33 @@ impl Presenter {
         })
     }
 
-    /// The instance of an instanced toolset a request means (§4.3, H57).
+    /// The instance of an instanced toolset a request means (§4.3, H57). Only a refusal lists
+    /// the open instances; a pick reads the toolset's own part of the picture.
     pub(super) fn pick_instance(
         &self,
         snap: &Snapshot,
         ts: &ToolsetName,
         instance: Option<String>,
     ) -> Result<InstanceName, Refusal> {
-        let open: Vec<InstanceName> = snap.instances(ts).into_iter().flatten().cloned().collect();
+        let mut open = snap.open_instances(ts).flatten();
+        let every = || snap.open_instances(ts).flatten().cloned().collect();
         match instance {
-            Some(i) => match open.iter().find(|o| o.as_str() == i) {
+            Some(i) => match open.find(|o| o.as_str() == i) {
                 Some(found) => Ok(found.clone()),
                 None => Err(Refusal::NoSuchInstance {
                     toolset: ts.clone(),
                     instance: i,
-                    open,
+                    open: every(),
                 }),
             },
-            None => match open.len() {
-                1 => Ok(open[0].clone()),
-                0 => Err(Refusal::NoneOpen {
+            None => match (open.next(), open.next()) {
+                (Some(only), None) => Ok(only.clone()),
+                (None, _) => Err(Refusal::NoneOpen {
                     toolset: ts.clone(),
                 }),
-                _ => Err(Refusal::SeveralOpen {
+                (Some(_), Some(_)) => Err(Refusal::SeveralOpen {
                     toolset: ts.clone(),
-                    open,
+                    open: every(),
                 }),
             },
         }
@@ -335,16 +341,13 @@ impl Presenter {
         instance: Option<String>,
         args: Map<String, Value>,
     ) -> Result<Plan, Refusal> {
-        let presenting = self.presenting();
-        let candidates: Vec<ServerName> = presenting
-            .iter()
-            .filter(|s| server.as_deref().is_none_or(|n| n == s.as_str()))
-            .filter(|s| self.actable(s, &name))
-            .cloned()
-            .collect();
-        let srv = match candidates.len() {
-            1 => candidates[0].clone(),
-            0 => {
+        let fits = |s: &&ServerName| {
+            server.as_deref().is_none_or(|n| n == s.as_str()) && self.actable(s, &name)
+        };
+        let mut candidates = self.presenting_ids().filter(fits);
+        let srv = match (candidates.next(), candidates.next()) {
+            (Some(only), None) => only.clone(),
+            (None, _) => {
                 // H64: only the static route applies.
                 if let Some(s) = self.servers.keys().find(|s| {
                     server.as_deref().is_none_or(|n| n == s.as_str())
@@ -359,10 +362,11 @@ impl Presenter {
                     .pick(server.as_deref(), Wanted::Tool(name), |_| false)
                     .map(|_| unreachable_plan());
             }
-            _ => {
+            (Some(_), Some(_)) => {
+                let servers = self.presenting_ids().filter(fits).cloned().collect();
                 return Err(Refusal::Ambiguous {
                     wanted: Wanted::Tool(name),
-                    servers: candidates,
+                    servers,
                 });
             }
         };
@@ -370,12 +374,8 @@ impl Presenter {
         let listed = snap
             .tool(&name)
             .ok_or_else(|| Refusal::NoTool { tool: name.clone() })?;
-        let toolset = listed.toolset.clone();
-        let (inst, place) = match toolset.as_ref() {
-            Some(ts) if snap.instanced(ts) => {
-                let i = self.pick_instance(snap, ts, instance)?;
-                (Some(i.clone()), format!("`{ts}`/`{i}`"))
-            }
+        let inst = match listed.toolset.as_ref() {
+            Some(ts) if snap.instanced(ts) => Some(self.pick_instance(snap, ts, instance)?),
             Some(ts) => {
                 if !snap.is_open(ts) {
                     if snap.auto_open() {
@@ -386,18 +386,23 @@ impl Presenter {
                         toolset: ts.clone(),
                     });
                 }
-                (None, format!("`{ts}`"))
+                None
             }
-            None => (None, format!("`{srv}`")),
+            None => None,
         };
         if !snap.visible(&name, inst.as_ref()) {
+            let place = match (&listed.toolset, &inst) {
+                (Some(ts), Some(i)) => format!("`{ts}`/`{i}`"),
+                (Some(ts), None) => format!("`{ts}`"),
+                (None, _) => format!("`{srv}`"),
+            };
             return Err(Refusal::NotAvailable { tool: name, place });
         }
         if self.cfg.check_args {
-            let def = snap
-                .definition(&name, inst.as_ref())
+            let schema = snap
+                .input_schema(&name, inst.as_ref())
                 .ok_or(Refusal::NoDefinition)?;
-            if let ArgCheck::Invalid(problems) = check_args(&def.input_schema, &args) {
+            if let ArgCheck::Invalid(problems) = check_args(schema, &args) {
                 return Err(Refusal::BadArguments {
                     tool: name,
                     problems,
@@ -424,8 +429,10 @@ impl Presenter {
         args: Map<String, Value>,
     ) -> Result<Plan, Refusal> {
         if self.cfg.check_args {
-            let def = snap.definition(&name, None).ok_or(Refusal::NoDefinition)?;
-            if let ArgCheck::Invalid(problems) = check_args(&def.input_schema, &args) {
+            let schema = snap
+                .input_schema(&name, None)
+                .ok_or(Refusal::NoDefinition)?;
+            if let ArgCheck::Invalid(problems) = check_args(schema, &args) {
                 return Err(Refusal::BadArguments {
                     tool: name,
                     problems,
