@@ -1084,5 +1084,37 @@ mod tests {
             .expect("the listed definition");
         assert!(matches!(listed, std::borrow::Cow::Owned(_)));
         assert!(snap.definition("nope", Some(&g1)).is_none());
+        // The check on every act borrows the same schema, the instance's own or the listed one.
+        assert_eq!(
+            snap.input_schema("play", Some(&g1)),
+            Some(&own.input_schema)
+        );
+        assert_eq!(
+            snap.input_schema("pass", Some(&g1)),
+            Some(&snap.tool("pass").unwrap().tool.input_schema)
+        );
+        assert_eq!(snap.input_schema("nope", Some(&g1)), None);
+    }
+
+    /// §4.3: a toolset's open instances are read from its own part of the open map: every one
+    /// of them, in order, and none of a toolset whose name sorts beside it.
+    #[test]
+    fn s4_3_open_instances_are_the_toolsets_own() {
+        let snap = with_open(3);
+        let go = ToolsetName::parse("go").unwrap();
+        let names: Vec<&str> = snap
+            .open_instances(&go)
+            .flatten()
+            .map(InstanceName::as_str)
+            .collect();
+        assert_eq!(names, ["g0", "g1", "g2"]);
+        assert_eq!(
+            snap.open_instances(&go).collect::<Vec<_>>(),
+            snap.instances("go")
+        );
+        for beside in ["g", "gn", "goa", "gp"] {
+            let ts = ToolsetName::parse(beside).unwrap();
+            assert_eq!(snap.open_instances(&ts).count(), 0, "{beside}");
+        }
     }
 }
