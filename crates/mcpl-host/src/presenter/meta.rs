@@ -468,16 +468,19 @@ impl Presenter {
             let Some(snap) = self.snapshot(id) else {
                 continue;
             };
-            let listed = snap.tools().iter().map(|t| t.tool.name.clone());
+            // Every name the server has, listed or published, compared in place: a call by
+            // name copies nothing for the tools it is not.
+            let listed = snap.tools().iter().map(|t| t.tool.name.as_str());
             let published = self
                 .published
                 .get(id)
-                .map(|p| p.presence.keys().cloned().collect::<Vec<_>>())
-                .unwrap_or_default();
-            for name in listed.chain(published) {
-                if self.model_name(id, &name) != model {
-                    continue;
-                }
+                .into_iter()
+                .flat_map(|p| p.presence.keys().map(String::as_str));
+            if let Some(name) = listed
+                .chain(published)
+                .find(|name| self.is_model_name(id, name, model))
+            {
+                let name = name.to_owned();
                 if self.callable_by_name(id, &name) {
                     // No call goes out for a tool the picture holds invisible (a static tool
                     // with `visible: false` stays in the header, §4.1; a hint may have hidden a

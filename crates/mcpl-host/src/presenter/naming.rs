@@ -28,6 +28,24 @@ pub fn fit(name: &str) -> String {
     format!("{head}_{}", &hash[..10])
 }
 
+/// Whether `model` is `fit("{server}__{tool}")`, the name a static tool is shown under when
+/// several servers share the list. A call by name asks this of every listed tool, so the
+/// common case (a joined name that already fits) is answered without building the name.
+pub fn is_joined_fit(server: &str, tool: &str, model: &str) -> bool {
+    let in_class = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let joined = server.len() + 2 + tool.len();
+    if joined <= MAX_NAME && in_class(server) && in_class(tool) {
+        return model.len() == joined
+            && model.starts_with(server)
+            && model[server.len()..].starts_with("__")
+            && model.ends_with(tool);
+    }
+    fit(&format!("{server}__{tool}")) == model
+}
+
 /// The host-namespaced name a projected dynamic tool is shown under.
 pub fn projected_name(
     server: &ServerName,
@@ -61,6 +79,44 @@ mod tests {
         let long2 = projected_name(&name("server"), Some(&a), Some(&a), "pass");
         assert!(long1.len() <= MAX_NAME && long2.len() <= MAX_NAME);
         assert_ne!(long1, long2);
+    }
+
+    /// The check without building agrees with building the name and comparing, for names
+    /// that fit as they are, names too long, names with characters outside the class, and
+    /// models that differ from the joined name in every way a shortcut could miss.
+    #[test]
+    fn s8_4_a_joined_name_is_recognised_without_building_it() {
+        let long = "t".repeat(70);
+        let tools = [
+            "read",
+            "read_file",
+            "a__b",
+            "play.now",
+            "é",
+            long.as_str(),
+            "",
+        ];
+        let servers = ["fs", "box", "a", "s-1"];
+        for server in servers {
+            for tool in tools {
+                let shown = fit(&format!("{server}__{tool}"));
+                assert!(is_joined_fit(server, tool, &shown), "{server} {tool}");
+                let mut others = vec![
+                    tool.to_owned(),
+                    format!("{server}_{tool}"),
+                    format!("{server}__{tool}x"),
+                    format!("x{server}__{tool}"),
+                    format!("{server}___{tool}"),
+                ];
+                others.extend(servers.iter().map(|s| fit(&format!("{s}__{tool}x"))));
+                for other in others.iter().filter(|o| **o != shown) {
+                    assert!(
+                        !is_joined_fit(server, tool, other),
+                        "{server} {tool} {other}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -196,6 +196,16 @@ impl Presenter {
         }
     }
 
+    /// Whether `model` is [`model_name`](Self::model_name) of `server`'s `tool`, without
+    /// building the name in the common case (a call by name asks it of every listed tool).
+    pub(super) fn is_model_name(&self, server: &ServerName, tool: &str, model: &str) -> bool {
+        if self.multi() {
+            naming::is_joined_fit(server.as_str(), tool, model)
+        } else {
+            tool == model
+        }
+    }
+
     pub(super) fn part_of(snap: &Snapshot) -> Part {
         let mut part = Part::default();
         for t in snap.tools() {
