@@ -33,6 +33,15 @@ pub(crate) fn optional<T: DeserializeOwned>(value: Value) -> Result<Option<T>, E
     }
 }
 
+/// An optional object member: `null` reads as absent; an object moves over as it is.
+pub(crate) fn optional_object(value: Value) -> Result<Option<Map<String, Value>>, Error> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Object(map) => Ok(Some(map)),
+        other => Err(Error::invalid_type(unexpected(&other), &"a map")),
+    }
+}
+
 /// An optional raw member: `null` reads as absent; anything else moves over as it is.
 pub(crate) fn raw(value: Value) -> Option<Value> {
     match value {

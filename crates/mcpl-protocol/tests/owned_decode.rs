@@ -1,8 +1,8 @@
 //! The decoders that move parts of an owned value (`HintChanges::from_value`,
-//! `ToolHintEntry::from_value`, `Tool::from_value`) accept and refuse exactly what the derived
+//! `ToolHintEntry::from_value`, `Tool::from_value`, `CallToolParams::from_value`) accept and refuse exactly what the derived
 //! `Deserialize` implementations do, and decode to the same values.
 
-use mcpl_protocol::mcp::Tool;
+use mcpl_protocol::mcp::{CallToolParams, Tool};
 use mcpl_protocol::rfc014::{HintChanges, ToolHintEntry};
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
@@ -26,6 +26,7 @@ const KEYS: &[&str] = &[
     "outputSchema",
     "annotations",
     "_meta",
+    "arguments",
     "toolset",
     "state",
     "action",
@@ -141,6 +142,30 @@ fn batch() -> impl Strategy<Value = Value> {
         })
 }
 
+/// `tools/call` params: a name or not, arguments and `_meta` of every kind, unknown members.
+fn call_params() -> impl Strategy<Value = Value> {
+    (
+        prop::option::of(prop_oneof![Just(json!("play")), leaf()]),
+        prop::option::of(prop_oneof![Just(json!({"move": "E5"})), value()]),
+        prop::option::of(prop_oneof![Just(json!({"mcpl/instance": "g1"})), value()]),
+        prop::option::of(value()),
+    )
+        .prop_map(|(name, arguments, meta, extra)| {
+            let mut m = Map::new();
+            for (k, v) in [
+                ("name", name),
+                ("arguments", arguments),
+                ("_meta", meta),
+                ("x", extra),
+            ] {
+                if let Some(v) = v {
+                    m.insert(k.to_owned(), v);
+                }
+            }
+            Value::Object(m)
+        })
+}
+
 fn same<T: DeserializeOwned + PartialEq + Debug>(
     input: &Value,
     ours: impl Fn(Value) -> Result<T, serde_json::Error>,
@@ -171,6 +196,11 @@ proptest! {
     #[test]
     fn tools_decode_as_derived(input in prop_oneof![tool(), value()]) {
         same(&input, Tool::from_value)?;
+    }
+
+    #[test]
+    fn call_params_decode_as_derived(input in prop_oneof![call_params(), value()]) {
+        same(&input, CallToolParams::from_value)?;
     }
 }
 

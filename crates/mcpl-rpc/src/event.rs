@@ -270,10 +270,27 @@ pub fn into_params<T: DeserializeOwned>(request: Request) -> Result<T, ErrorObje
     params_as(&request.method, request.params)
 }
 
+/// [`into_params`] with a decoder of its own, for a type that decodes an owned value
+/// without rebuilding it (`CallToolParams::from_value`); the error is worded the same way.
+pub fn into_params_with<T>(
+    request: Request,
+    decode: impl FnOnce(Value) -> Result<T, serde_json::Error>,
+) -> Result<T, ErrorObject> {
+    decode_as(&request.method, request.params, decode)
+}
+
 fn params_as<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T, ErrorObject> {
+    decode_as(method, params, serde_json::from_value)
+}
+
+fn decode_as<T>(
+    method: &str,
+    params: Option<Value>,
+    decode: impl FnOnce(Value) -> Result<T, serde_json::Error>,
+) -> Result<T, ErrorObject> {
     let params = params.unwrap_or_else(|| Value::Object(Default::default()));
     let found = kind_of(&params);
-    serde_json::from_value(params).map_err(|e| {
+    decode(params).map_err(|e| {
         ErrorObject::new(
             mcpl_protocol::jsonrpc::ErrorCode::InvalidParams,
             format!("invalid params for `{method}` ({found}): {e}"),

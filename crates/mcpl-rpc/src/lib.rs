@@ -96,7 +96,10 @@ pub mod queue;
 pub mod transport;
 
 pub use error::RpcError;
-pub use event::{Answered, Event, Events, InlineRequests, Responder, decode_params, into_params};
+pub use event::{
+    Answered, Event, Events, InlineRequests, Responder, decode_params, into_params,
+    into_params_with,
+};
 pub use mcpl_protocol::frame::Limits;
 pub use peer::{Peer, PeerConfig, PendingRequest, RequestOptions};
 pub use pending::LateReason;

@@ -30,7 +30,7 @@ use mcpl_protocol::mcp::{
 use mcpl_protocol::mcpl::{FeatureSet, FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::methods;
 use mcpl_rpc::{
-    Event, InlineRequests, Peer, PeerConfig, Responder, Transport, decode_params, into_params,
+    Event, InlineRequests, Peer, PeerConfig, Responder, Transport, decode_params, into_params_with,
 };
 use serde_json::{Map, Value, json};
 
@@ -177,7 +177,7 @@ fn calls_inline(shared: Shared, agent: AgentId) -> InlineRequests {
         if request.method != methods::TOOLS_CALL {
             return Some((request, responder));
         }
-        match into_params::<CallToolParams>(request) {
+        match into_params_with(request, CallToolParams::from_value) {
             Ok(params) => tools_call(&shared, &agent, params, responder),
             Err(e) => {
                 let _ = responder.error(e);

@@ -124,6 +124,34 @@ pub struct CallToolParams {
 }
 
 impl CallToolParams {
+    /// Decodes params the caller owns, moving the arguments and `_meta` over as they are
+    /// instead of rebuilding them (see `owned.rs`): a tool call's arguments can be large, and
+    /// every call on a server and through the surface is decoded here. Accepts and refuses
+    /// what the derived `Deserialize` does (tested on generated input); only an error's
+    /// wording may differ.
+    pub fn from_value(value: Value) -> Result<CallToolParams, serde_json::Error> {
+        use crate::owned::{missing, object, optional_object, typed};
+        let mut params = CallToolParams {
+            name: String::new(),
+            arguments: None,
+            meta: None,
+            extra: Map::new(),
+        };
+        let mut name = None;
+        for (key, v) in object(value, "struct CallToolParams")? {
+            match key.as_str() {
+                "name" => name = Some(typed(v)?),
+                "arguments" => params.arguments = optional_object(v)?,
+                "_meta" => params.meta = optional_object(v)?,
+                _ => {
+                    params.extra.insert(key, v);
+                }
+            }
+        }
+        params.name = name.ok_or_else(|| missing("name"))?;
+        Ok(params)
+    }
+
     /// A call of `name` with `arguments`.
     pub fn new(name: impl Into<String>, arguments: Map<String, Value>) -> Self {
         CallToolParams {

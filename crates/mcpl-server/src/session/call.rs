@@ -30,7 +30,7 @@ impl Session {
     }
 
     pub(super) fn tools_call(&mut self, now: Instant, id: RequestId, params: Option<Value>) {
-        let mut p: CallToolParams = match serde_json::from_value(params.unwrap_or(Value::Null)) {
+        let mut p = match CallToolParams::from_value(params.unwrap_or(Value::Null)) {
             Ok(p) => p,
             Err(e) => {
                 let r = Refusal::invalid_params(format!("invalid tools/call params: {e}"));
