@@ -374,5 +374,15 @@ mod tests {
             "{}",
             moved.message
         );
+        // A decoder of the caller's own gets the same error, and missing params as `{}`.
+        let bad = Request::new(4, "echo", Some(json!([1])));
+        let own = into_params_with(bad, serde_json::from_value::<Echo>).unwrap_err();
+        assert_eq!(own, moved);
+        let bare = Request::new(5, "echo", None);
+        assert_eq!(
+            into_params_with(bare, Ok::<Value, serde_json::Error>),
+            Ok(json!({})),
+            "missing params read as an empty object"
+        );
     }
 }
