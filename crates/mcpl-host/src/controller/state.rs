@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::change::{ChangeItem, CloseCause};
 use super::names;
-use super::snapshot::{Declared, Definition, Instance, Live, OpenKey, Snapshot};
+use super::snapshot::{Declared, Definition, Instance, ListedTool, Live, OpenKey, Snapshot};
 use crate::config::ToolPolicy;
 use crate::names::{InstanceName, ToolsetName};
 
@@ -245,6 +245,13 @@ fn view_touched(snap: &Snapshot, touched: &Touched) -> View {
         .collect()
 }
 
+/// The definition in force for listed tool `t` in one place: the one a hint or statement set
+/// there (`live`), else the listed one.
+fn def_ref<'s>(live: Option<&'s Live>, t: &'s ListedTool) -> DefRef<'s> {
+    live.and_then(|l| l.definition.as_ref())
+        .map_or(DefRef::Listed(&t.tool), DefRef::Over)
+}
+
 /// The view entries at the keys `touched` names that exist (a tool of a closed instance has none),
 /// borrowing each effective definition.
 fn view_at<'s>(snap: &'s Snapshot, touched: &Touched) -> BTreeMap<ViewKey, (bool, DefRef<'s>)> {
@@ -261,17 +268,11 @@ fn view_at<'s>(snap: &'s Snapshot, touched: &Touched) -> BTreeMap<ViewKey, (bool
                 };
                 let live = inst.tools.get(name);
                 let visible = live.is_some_and(|l| l.visible);
-                let def = live
-                    .and_then(|l| l.definition.as_ref())
-                    .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                let def = def_ref(live, t);
                 view.insert((name.clone(), instance.clone()), (visible, def));
             }
             _ if instance.is_none() => {
-                let def = snap
-                    .loose
-                    .get(name)
-                    .and_then(|l| l.definition.as_ref())
-                    .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                let def = def_ref(snap.loose.get(name), t);
                 view.insert((name.clone(), None), (snap.visible(name, None), def));
             }
             _ => {}
@@ -295,18 +296,12 @@ fn view_ref(snap: &Snapshot) -> BTreeMap<ViewKey, (bool, DefRef<'_>)> {
                 for (key, inst) in snap.open.iter().filter(|((s, _), _)| s == ts) {
                     let live = inst.tools.get(name);
                     let visible = live.is_some_and(|l| l.visible);
-                    let def = live
-                        .and_then(|l| l.definition.as_ref())
-                        .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                    let def = def_ref(live, t);
                     view.insert((name.clone(), key.1.clone()), (visible, def));
                 }
             }
             _ => {
-                let def = snap
-                    .loose
-                    .get(name)
-                    .and_then(|l| l.definition.as_ref())
-                    .map_or(DefRef::Listed(&t.tool), DefRef::Over);
+                let def = def_ref(snap.loose.get(name), t);
                 view.insert((name.clone(), None), (snap.visible(name, None), def));
             }
         }
