@@ -89,14 +89,10 @@ async fn forward(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::relay::tests::stdio;
     use mcpl_rpc::RequestOptions;
     use serde_json::json;
     use std::time::Duration;
-
-    fn stdio(stream: tokio::io::DuplexStream) -> Transport {
-        let (r, w) = tokio::io::split(stream);
-        Transport::stdio(r, w)
-    }
 
     /// Requests reach the server with the relay's own ids and the client gets each answer
     /// (results and errors) under its own id.

@@ -118,13 +118,14 @@ pub async fn null_server(stream: impl AsyncRead + AsyncWrite + Send + 'static, r
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use mcpl_rpc::{Event, Peer, PeerConfig, RequestOptions, Transport};
     use serde_json::json;
     use std::time::Duration;
 
-    fn stdio(stream: tokio::io::DuplexStream) -> Transport {
+    /// Stdio framing over one end of an in-memory pipe (the parsing relay's tests use it too).
+    pub(crate) fn stdio(stream: tokio::io::DuplexStream) -> Transport {
         let (r, w) = tokio::io::split(stream);
         Transport::stdio(r, w)
     }
