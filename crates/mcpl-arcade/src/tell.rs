@@ -183,7 +183,7 @@ impl Tell {
     }
 }
 
-/// A bot move owed after a player's move. The driver runs [`Arcade::bot_turn`] for it once
+/// A bot move owed after a player's move. The driver runs [`Arcade::bot_turn`](crate::Arcade::bot_turn) for it once
 /// the player's call result (which hid `play`) is committed, so the bot's push comes after
 /// it in rev order (§6.1).
 #[derive(Debug, Clone, PartialEq, Eq)]

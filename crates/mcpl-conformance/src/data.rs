@@ -4,7 +4,7 @@
 //! `steps` (requests, awaited messages and matchers) for the vectors a script can drive, and
 //! as `expect` (per side, the values the coded checks compare with) for what stays a Rust
 //! procedure. The server suite runs a vector's steps before its coded check, and the checks
-//! read `expect` through [`Wants`] (server) or the host context, so a changed expectation
+//! read `expect` through `Wants` (server) or the host context, so a changed expectation
 //! changes the verdict; `conformance/run.py` runs the same steps without Rust.
 //! `docs/CONFORMANCE.md` describes the format.
 

@@ -2,7 +2,7 @@
 
 use tokio::sync::oneshot;
 
-/// A live connection added with [`Host::add_server`].
+/// A live connection added with [`Host::add_server`](super::Host::add_server).
 #[derive(Debug)]
 pub struct Connection {
     pub(super) closed: oneshot::Receiver<String>,

@@ -43,8 +43,8 @@ fn empty_object_schema() -> Value {
 
 impl Tool {
     /// Decodes a tool from a value the caller owns, moving its schemas, description,
-    /// annotations and `_meta` over instead of rebuilding them (see [`crate::owned`]'s
-    /// module doc); accepts and refuses what `serde_json::from_value` does.
+    /// annotations and `_meta` over instead of rebuilding them (the crate's `owned` module
+    /// says how); accepts and refuses what `serde_json::from_value` does.
     pub fn from_value(value: Value) -> Result<Tool, serde_json::Error> {
         use crate::owned::{missing, object, optional, raw};
         let mut tool = Tool {

@@ -43,8 +43,8 @@ impl HintChanges {
     }
 
     /// Decodes a batch from a value the caller owns (a notification's params, say), moving
-    /// each definition's raw JSON over instead of rebuilding it (see [`crate::owned`]'s module
-    /// doc); accepts and refuses what `serde_json::from_value` does.
+    /// each definition's raw JSON over instead of rebuilding it (the crate's `owned` module
+    /// says how); accepts and refuses what `serde_json::from_value` does.
     pub fn from_value(value: Value) -> Result<HintChanges, serde_json::Error> {
         use crate::owned::{missing, object, optional, optional_list, typed};
         let mut out = HintChanges::new(Rev::ZERO);

@@ -102,7 +102,7 @@ pub struct TransportEnds {
 }
 
 /// The sending end of a transport's inbound queue: frames read off the wire, in read order.
-/// Bounded: a reader waits while the peer is [`INBOUND_CAPACITY`] frames behind. Each entry
+/// Bounded: a reader waits while the peer is 64 frames behind. Each entry
 /// is boxed, so an idle connection's queue costs a few hundred bytes, not kilobytes.
 #[derive(Debug, Clone)]
 pub struct InboundSender(mpsc::Sender<Box<Inbound>>);

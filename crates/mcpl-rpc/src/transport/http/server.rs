@@ -6,7 +6,7 @@
 //!   handed to the application as an [`HttpSession`].
 //! - `GET` opens the session's stream for messages that belong to no client request
 //!   (`push/event`, server requests, notifications). Its events carry ids; a `GET` with
-//!   `Last-Event-ID` replays what the previous stream missed (see [`replay`](super::replay)).
+//!   `Last-Event-ID` replays what the previous stream missed (the `replay` module beside this one).
 //!   Messages written while no GET stream is open wait there and go out when one opens.
 //! - `DELETE` ends the session.
 //!
@@ -838,7 +838,7 @@ pub async fn serve_tcp(listener: tokio::net::TcpListener, router: Router) {
 /// Serves `router` (from [`router`]) on `listener` until the listener fails: one task per
 /// HTTP/1.1 connection, run by hyper with the router converted once (`axum::serve`
 /// rebuilds the router's tables for every connection) and each connection's buffer held to
-/// [`CONNECTION_BUFFER`]. A Streamable HTTP session keeps at least two connections open (its
+/// 8 KiB (hyper's least). A Streamable HTTP session keeps at least two connections open (its
 /// GET stream and its POSTs'), so what each costs at rest is what a session costs. On a
 /// plain `TcpListener`, [`serve_tcp`] also turns Nagle's algorithm off.
 pub async fn serve<L>(mut listener: L, router: Router)
