@@ -226,13 +226,10 @@ impl Snapshot {
     pub fn open(&self) -> &BTreeMap<OpenKey, Instance> {
         &self.open
     }
-    /// The open instances of one toolset (`None` for an open toolset without instances).
-    pub fn instances(&self, toolset: &str) -> Vec<Option<&InstanceName>> {
-        self.open
-            .keys()
-            .filter(|(t, _)| t == toolset)
-            .map(|(_, i)| i.as_ref())
-            .collect()
+    /// The open instances of one toolset (`None` for an open toolset without instances), as
+    /// a list: [`open_instances`](Self::open_instances) collected.
+    pub fn instances<'a>(&'a self, toolset: &'a ToolsetName) -> Vec<Option<&'a InstanceName>> {
+        self.open_instances(toolset).collect()
     }
     /// The open instances of `toolset` (`None` for a toolset without instances), read from
     /// its own part of the open map rather than by walking every open toolset.

@@ -1103,10 +1103,7 @@ mod tests {
             .map(InstanceName::as_str)
             .collect();
         assert_eq!(names, ["g0", "g1", "g2"]);
-        assert_eq!(
-            snap.open_instances(&go).collect::<Vec<_>>(),
-            snap.instances("go")
-        );
+        assert_eq!(snap.instances(&go).len(), 3);
         for beside in ["g", "gn", "goa", "gp"] {
             let ts = ToolsetName::parse(beside).unwrap();
             assert_eq!(snap.open_instances(&ts).count(), 0, "{beside}");
