@@ -37,8 +37,7 @@ pub(crate) fn optional<T: DeserializeOwned>(value: Value) -> Result<Option<T>, E
 pub(crate) fn optional_object(value: Value) -> Result<Option<Map<String, Value>>, Error> {
     match value {
         Value::Null => Ok(None),
-        Value::Object(map) => Ok(Some(map)),
-        other => Err(Error::invalid_type(unexpected(&other), &"a map")),
+        v => object(v, "a map").map(Some),
     }
 }
 

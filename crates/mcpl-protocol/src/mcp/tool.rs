@@ -46,7 +46,7 @@ impl Tool {
     /// annotations and `_meta` over instead of rebuilding them (the crate's `owned` module
     /// says how); accepts and refuses what `serde_json::from_value` does.
     pub fn from_value(value: Value) -> Result<Tool, serde_json::Error> {
-        use crate::owned::{missing, object, optional, raw};
+        use crate::owned::{missing, object, optional, optional_object, raw};
         let mut tool = Tool {
             name: String::new(),
             title: None,
@@ -67,7 +67,7 @@ impl Tool {
                 "inputSchema" => schema = Some(v),
                 "outputSchema" => tool.output_schema = raw(v),
                 "annotations" => tool.annotations = raw(v),
-                "_meta" => tool.meta = optional(v)?,
+                "_meta" => tool.meta = optional_object(v)?,
                 _ => {
                     tool.extra.insert(key, v);
                 }

@@ -125,10 +125,10 @@ pub struct CallToolParams {
 
 impl CallToolParams {
     /// Decodes params the caller owns, moving the arguments and `_meta` over as they are
-    /// instead of rebuilding them (the crate's `owned` module says how): a tool call's arguments can be large, and
-    /// every call on a server and through the surface is decoded here. Accepts and refuses
-    /// what the derived `Deserialize` does (tested on generated input); only an error's
-    /// wording may differ.
+    /// instead of rebuilding them (the crate's `owned` module says how): a tool call's
+    /// arguments can be large, and every call on a server and through the surface is decoded
+    /// here. Accepts and refuses what the derived `Deserialize` does (tested on generated
+    /// input); only an error's wording may differ.
     pub fn from_value(value: Value) -> Result<CallToolParams, serde_json::Error> {
         use crate::owned::{missing, object, optional_object, typed};
         let mut params = CallToolParams {
